@@ -1,0 +1,95 @@
+import path from 'node:path';
+
+/**
+ * All configuration is read and validated here, once, at start. A bad value stops the start
+ * with a message naming the variable; nothing else in the service reads process.env.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  /** Separate port for the driver WebSocket; undefined means the main HTTP server. */
+  driverWsPort: number | undefined;
+  dataDir: string;
+  driversDir: string;
+  nodeEnv: string;
+  isDevelopment: boolean;
+  adminUsername: string;
+  adminPassword: string | undefined;
+  logLevel: string;
+  accessTokenTtlSeconds: number;
+  streamTokenTtlSeconds: number;
+  bodyLimitBytes: number;
+  loginMaxFailuresPerClient: number;
+  loginMaxFailuresPerClientUser: number;
+  loginFailureWindowSeconds: number;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function optionalPort(env: Env, name: string): number | undefined {
+  if (env[name] === undefined || env[name] === '') return undefined;
+  return integer(env, name, 0, 0, 65535);
+}
+
+function text(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+  const nodeEnv = text(env, 'NODE_ENV', 'production');
+  const dataDir = path.resolve(cwd, text(env, 'DATA_DIR', './data'));
+  const logLevel = text(env, 'LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const adminUsername = text(env, 'ADMIN_USERNAME', 'admin');
+  if (!/^[A-Za-z0-9._@-]{1,64}$/.test(adminUsername)) {
+    throw new ConfigError('ADMIN_USERNAME', 'use 1 to 64 letters, digits, dots, dashes, underscores or @');
+  }
+  const adminPassword = env.ADMIN_PASSWORD === '' ? undefined : env.ADMIN_PASSWORD;
+  if (adminPassword !== undefined && adminPassword.length < 8) {
+    throw new ConfigError('ADMIN_PASSWORD', 'must be at least 8 characters long');
+  }
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: text(env, 'HOST', '0.0.0.0'),
+    driverWsPort: optionalPort(env, 'DRIVER_WS_PORT'),
+    dataDir,
+    driversDir: path.resolve(cwd, text(env, 'DRIVERS_DIR', path.join(dataDir, 'drivers'))),
+    nodeEnv,
+    isDevelopment: nodeEnv === 'development',
+    adminUsername,
+    adminPassword,
+    logLevel,
+    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
+    streamTokenTtlSeconds: integer(env, 'STREAM_TOKEN_TTL_SECONDS', 300, 10, 300),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    loginMaxFailuresPerClient: integer(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 20, 1, 10_000),
+    loginMaxFailuresPerClientUser: integer(env, 'LOGIN_MAX_FAILURES_PER_USER', 5, 1, 10_000),
+    loginFailureWindowSeconds: integer(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),
+    shutdownTimeoutMs: 5000,
+  };
+}

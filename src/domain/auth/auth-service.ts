@@ -1,0 +1,171 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import { DomainError, unauthenticated } from '../../platform/errors.js';
+import type { Principal } from '../../platform/operations.js';
+import type { DomainEventBus } from '../events.js';
+import { LoginLimiter, type LoginLimits } from './login-limiter.js';
+import { OS_API_SCOPE, type Role, type StoredToken, type TokenKind, type TokenRepository, type UserRepository } from './model.js';
+import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
+
+export interface AuthSettings extends LoginLimits {
+  accessTokenTtlSeconds: number;
+  streamTokenTtlSeconds: number;
+}
+
+export interface IssuedToken {
+  accessToken: string;
+  expiresIn: number;
+  scope: string;
+}
+
+interface ActiveToken extends StoredToken {
+  username: string;
+  role: Role;
+}
+
+const MAX_STREAM_TOKEN_SECONDS = 300;
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+function scopeFor(role: Role): string {
+  return role === 'admin' ? OS_API_SCOPE : 'app';
+}
+
+/**
+ * Users, passwords and tokens. Tokens are opaque random strings; only their SHA-256 is stored.
+ * Active tokens are also held in memory (this process is the only writer), so authenticating a
+ * request is a hash and a map lookup, not a query.
+ */
+export class AuthService {
+  private readonly active = new Map<string, ActiveToken>();
+  private readonly limiter: LoginLimiter;
+  // Compared against when the username is unknown, so that the answer takes as long either way.
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(
+    private readonly users: UserRepository,
+    private readonly tokens: TokenRepository,
+    private readonly clock: Clock,
+    private readonly settings: AuthSettings,
+    private readonly events: DomainEventBus,
+  ) {
+    this.limiter = new LoginLimiter(settings, clock);
+  }
+
+  /** Loads tokens that are still valid; call once before serving. */
+  async start(): Promise<void> {
+    const now = this.clock.now();
+    await this.tokens.deleteExpired(now);
+    const users = new Map((await this.users.list()).map((u) => [u.id, u]));
+    for (const token of await this.tokens.listActive(now)) {
+      const user = users.get(token.userId);
+      if (user) this.active.set(token.tokenHash, { ...token, username: user.username, role: user.role });
+    }
+  }
+
+  /**
+   * Creates the admin account, or resets its password when one is given. When no admin exists
+   * and no password is given, generates one and returns it so that the caller can show it once.
+   */
+  async ensureAdmin(username: string, password: string | undefined): Promise<{ created: boolean; generatedPassword?: string }> {
+    const now = this.clock.now();
+    const existing = await this.users.findByUsername(username);
+    if (existing) {
+      if (password !== undefined && !(await verifyPassword(password, existing.passwordHash))) {
+        await this.users.updatePassword(existing.id, await hashPassword(password), now);
+        await this.revokeAllFor(existing.id);
+      }
+      return { created: false };
+    }
+    if (password === undefined && (await this.users.countByRole('admin')) > 0) return { created: false };
+    const generated = password === undefined ? generatePassword() : undefined;
+    await this.users.insert({
+      id: randomUUID(),
+      username,
+      passwordHash: await hashPassword(password ?? generated!),
+      role: 'admin',
+      createdAt: now,
+      updatedAt: now,
+    });
+    return generated ? { created: true, generatedPassword: generated } : { created: true };
+  }
+
+  async login(username: string, password: string, clientAddress: string): Promise<IssuedToken & { userId: string; role: Role }> {
+    const wait = this.limiter.retryAfterSeconds(clientAddress, username);
+    if (wait > 0) {
+      throw new DomainError('rate_limited', 'TOO_MANY_LOGIN_ATTEMPTS', 'Too many failed logins; try again later.', { retryAfterSeconds: wait }, wait);
+    }
+    const user = await this.users.findByUsername(username);
+    this.dummyHash ??= hashPassword(generatePassword());
+    const ok = await verifyPassword(password, user?.passwordHash ?? (await this.dummyHash));
+    const at = this.clock.now();
+    if (!user || !ok) {
+      this.limiter.recordFailure(clientAddress, username);
+      this.events.emit('auth.login_failed', { username, clientAddress, at });
+      throw unauthenticated('INVALID_CREDENTIALS', 'Username or password is wrong.');
+    }
+    this.limiter.recordSuccess(clientAddress, username);
+    const issued = await this.issue(user.id, user.username, user.role, 'access', this.settings.accessTokenTtlSeconds);
+    this.events.emit('auth.logged_in', { userId: user.id, username: user.username, clientAddress, at });
+    return { ...issued, userId: user.id, role: user.role };
+  }
+
+  /** Resolves a presented token to its principal when it is valid and of an accepted kind. */
+  authenticate(token: string, accepted: readonly TokenKind[]): Principal | undefined {
+    const tokenHash = hashToken(token);
+    const found = this.active.get(tokenHash);
+    if (!found) return undefined;
+    if (found.expiresAt <= this.clock.now()) {
+      this.active.delete(tokenHash);
+      return undefined;
+    }
+    if (!accepted.includes(found.kind)) return undefined;
+    return { userId: found.userId, username: found.username, role: found.role, scope: found.scope, tokenHash };
+  }
+
+  async issueStreamToken(principal: Principal): Promise<IssuedToken> {
+    const ttl = Math.min(this.settings.streamTokenTtlSeconds, MAX_STREAM_TOKEN_SECONDS);
+    return this.issue(principal.userId, principal.username, principal.role, 'stream', ttl);
+  }
+
+  /** Revokes the token the principal presented. */
+  async logout(principal: Principal): Promise<void> {
+    this.active.delete(principal.tokenHash);
+    await this.tokens.delete(principal.tokenHash);
+    this.events.emit('auth.logged_out', { userId: principal.userId, username: principal.username, at: this.clock.now() });
+  }
+
+  async purgeExpired(): Promise<number> {
+    const now = this.clock.now();
+    for (const [hash, token] of this.active) if (token.expiresAt <= now) this.active.delete(hash);
+    return this.tokens.deleteExpired(now);
+  }
+
+  async listUsers() {
+    return (await this.users.list()).map(({ passwordHash: _omit, ...user }) => user);
+  }
+
+  private async revokeAllFor(userId: string): Promise<void> {
+    for (const [hash, token] of this.active) if (token.userId === userId) this.active.delete(hash);
+    await this.tokens.deleteForUser(userId);
+  }
+
+  private async issue(userId: string, username: string, role: Role, kind: TokenKind, ttlSeconds: number): Promise<IssuedToken> {
+    const token = randomBytes(32).toString('base64url');
+    const now = this.clock.now();
+    const stored: StoredToken = {
+      tokenHash: hashToken(token),
+      userId,
+      kind,
+      scope: scopeFor(role),
+      createdAt: now,
+      expiresAt: now + ttlSeconds * 1000,
+    };
+    // Persist before answering: an acknowledged token survives a crash of the process.
+    await this.tokens.insert(stored);
+    this.active.set(stored.tokenHash, { ...stored, username, role });
+    return { accessToken: token, expiresIn: ttlSeconds, scope: stored.scope };
+  }
+}

@@ -1,0 +1,45 @@
+import { createApp, createLogger } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+
+/** Process entry: configuration, start, and an orderly stop on SIGINT/SIGTERM within 5 s. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config);
+  const app = await createApp(config, { logger: log });
+
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'stopping');
+    const force = setTimeout(() => {
+      log.error('stop took longer than allowed; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    app.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+
+  try {
+    await app.start();
+  } catch (err) {
+    log.fatal({ err }, 'start failed');
+    process.exit(1);
+  }
+}
+
+void main();

@@ -1,0 +1,56 @@
+/**
+ * Typed, synchronous in-process event bus. Every domain change is published here and every
+ * stream subscribes here. Subscriptions belong to an owner so that a feature that stops removes
+ * all of its listeners in one call, the way Zigbee2MQTT's extensions do.
+ */
+export type EventMap = Record<string, unknown>;
+type Listener<P> = (payload: P) => void;
+
+export interface EventBusLogger {
+  error(obj: unknown, msg: string): void;
+}
+
+export class EventBus<Events extends EventMap> {
+  private readonly listeners = new Map<keyof Events, Set<{ owner: object; fn: Listener<never> }>>();
+
+  constructor(private readonly log?: EventBusLogger) {}
+
+  on<K extends keyof Events>(owner: object, event: K, fn: Listener<Events[K]>): () => void {
+    let set = this.listeners.get(event);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(event, set);
+    }
+    const entry = { owner, fn: fn as Listener<never> };
+    set.add(entry);
+    return () => set.delete(entry);
+  }
+
+  emit<K extends keyof Events>(event: K, payload: Events[K]): void {
+    const set = this.listeners.get(event);
+    if (!set) return;
+    for (const { fn } of set) {
+      // One faulty listener must not keep the event from the others, nor fail the emitter.
+      try {
+        (fn as Listener<Events[K]>)(payload);
+      } catch (err) {
+        this.log?.error({ err, event: String(event) }, 'event listener failed');
+      }
+    }
+  }
+
+  /** Removes every listener registered by `owner`. */
+  removeOwner(owner: object): void {
+    for (const set of this.listeners.values()) {
+      for (const entry of set) if (entry.owner === owner) set.delete(entry);
+    }
+  }
+
+  removeAllListeners(): void {
+    this.listeners.clear();
+  }
+
+  listenerCount(event: keyof Events): number {
+    return this.listeners.get(event)?.size ?? 0;
+  }
+}

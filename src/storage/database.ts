@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { migrations } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export interface Storage {
+  db: Kysely<Database>;
+  /** Applies pending migrations; returns every applied migration name, oldest first. */
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+class StaticMigrations implements MigrationProvider {
+  constructor(private readonly all: Record<string, Migration>) {}
+  async getMigrations() {
+    return this.all;
+  }
+}
+
+/**
+ * Opens (creating when needed) the SQLite database under dataDir. WAL with synchronous=FULL:
+ * a commit that returned is on disk, so an acknowledged write survives a kill -9 and a power
+ * cut alike. Migrations run in `migrate()`, forward only.
+ */
+export function openStorage(dataDir: string): Storage {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const sqlite = new SQLite(path.join(dataDir, 'hub.sqlite'));
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let closed = false;
+  return {
+    db,
+    async migrate() {
+      const migrator = new Migrator({ db, provider: new StaticMigrations(migrations) });
+      const { error } = await migrator.migrateToLatest();
+      if (error) throw new Error(`database migration failed: ${error instanceof Error ? error.message : String(error)}`);
+      return (await migrator.getMigrations()).filter((m) => m.executedAt).map((m) => m.name);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Hub } from '../../../hub.js';
+import { SESSION_COOKIE, authenticationHook } from '../authenticate.js';
+import { bindOperation } from '../bind-operation.js';
+import { errorHandler, notFoundHandler } from '../error-handler.js';
+import { Envelope, FailureEnvelope, envelopeFailure, ok } from './envelope.js';
+
+export const APP_API_BASES = ['/app', '/api'] as const;
+
+export interface AppApiOptions {
+  hub: Hub;
+  base: string;
+}
+
+/**
+ * The legacy App API: the same operations as the OS API, answered in the `{status, message,
+ * data}` envelope, authenticated by the session cookie or a bearer token of any user.
+ */
+export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base }) => {
+  const slug = base.replace(/\W+/g, '');
+  app.setErrorHandler(errorHandler(envelopeFailure));
+  app.setNotFoundHandler(notFoundHandler(envelopeFailure));
+  app.addHook('onRequest', authenticationHook(hub.auth, { acceptCookie: true }));
+
+  const { login, logout, me } = hub.ops.auth;
+  const tags = ['app-api'];
+
+  bindOperation(app, {
+    method: 'POST',
+    url: '/auth/login',
+    operation: login,
+    tags,
+    operationId: `${slug}.${login.name}`,
+    errorSchema: FailureEnvelope,
+    respond: {
+      schema: Envelope(
+        Type.Object({ token: Type.String(), tokenType: Type.Literal('Bearer'), expiresIn: Type.Integer(), scope: Type.String() }),
+      ),
+      shape(result, _request: FastifyRequest, reply: FastifyReply) {
+        const issued = result as { accessToken: string; expiresIn: number; scope: string };
+        reply.setCookie(SESSION_COOKIE, issued.accessToken, {
+          httpOnly: true,
+          sameSite: 'lax',
+          path: '/',
+          maxAge: issued.expiresIn,
+        });
+        return ok('Logged in.', { token: issued.accessToken, tokenType: 'Bearer', expiresIn: issued.expiresIn, scope: issued.scope });
+      },
+    },
+  });
+
+  bindOperation(app, {
+    method: 'POST',
+    url: '/auth/logout',
+    operation: logout,
+    tags,
+    operationId: `${slug}.${logout.name}`,
+    errorSchema: FailureEnvelope,
+    respond: {
+      schema: Envelope(Type.Null()),
+      shape(_result, _request, reply) {
+        reply.clearCookie(SESSION_COOKIE, { path: '/' });
+        return ok('Logged out.', null);
+      },
+    },
+  });
+
+  bindOperation(app, {
+    method: 'GET',
+    url: '/auth/me',
+    operation: me,
+    tags,
+    operationId: `${slug}.${me.name}`,
+    errorSchema: FailureEnvelope,
+    respond: { schema: Envelope(me.output), shape: (result) => ok('Current user.', result) },
+  });
+};

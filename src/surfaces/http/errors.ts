@@ -1,0 +1,97 @@
+import { Type, type Static } from 'typebox';
+import type { FastifyError } from 'fastify';
+import { DomainError, type FailureKind } from '../../platform/errors.js';
+
+/** CONTRACT.md error body, with the request id added so a user's report can be traced. */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'Stable SNAKE_CASE code.' }),
+      message: Type.String({ description: 'Human sentence.' }),
+      details: Type.Optional(Type.Unknown()),
+      requestId: Type.Optional(Type.String()),
+    }),
+  },
+  { $id: 'ErrorBody', description: 'Error body of every REST surface except the App API.' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+const STATUS_BY_KIND: Record<FailureKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  unprocessable: 422,
+  rate_limited: 429,
+  upstream_failed: 502,
+  unavailable: 503,
+  timeout: 504,
+};
+
+export interface HttpFailure {
+  status: number;
+  code: string;
+  message: string;
+  details?: unknown;
+  retryAfterSeconds?: number;
+  /** A failure we did not expect: logged with its stack, answered without it. */
+  unexpected: boolean;
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+function fieldOf(context: string | undefined, issue: ValidationIssue): string {
+  const path = (issue.instancePath ?? '').split('/').filter(Boolean).join('.');
+  const missing = typeof issue.params?.missingProperty === 'string' ? issue.params.missingProperty : undefined;
+  const extra = typeof issue.params?.additionalProperty === 'string' ? issue.params.additionalProperty : undefined;
+  return [context, path, missing ?? extra].filter(Boolean).join('.');
+}
+
+const FASTIFY_CODES: Record<string, { status: number; code: string; message: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'BODY_TOO_LARGE', message: 'The request body is larger than the service accepts.' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_CONTENT_LENGTH', message: 'The Content-Length header does not match the body.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'EMPTY_JSON_BODY', message: 'The body is declared as JSON but is empty.' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'MALFORMED_JSON', message: 'The body is not valid JSON.' },
+};
+
+/** Maps anything thrown while serving a request to its HTTP answer. */
+export function toHttpFailure(err: unknown): HttpFailure {
+  if (err instanceof DomainError) {
+    return {
+      status: STATUS_BY_KIND[err.kind],
+      code: err.code,
+      message: err.message,
+      details: err.details,
+      retryAfterSeconds: err.retryAfterSeconds,
+      unexpected: false,
+    };
+  }
+  const fe = err as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };
+  if (Array.isArray(fe.validation)) {
+    const details = fe.validation.map((issue) => ({ field: fieldOf(fe.validationContext, issue), message: issue.message ?? 'is invalid' }));
+    const first = details[0];
+    return {
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      message: first ? `${first.field || fe.validationContext || 'request'} ${first.message}` : 'The request is invalid.',
+      details,
+      unexpected: false,
+    };
+  }
+  const known = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (known) return { ...known, unexpected: false };
+  if (err instanceof SyntaxError && typeof fe.statusCode === 'number' && fe.statusCode === 400) {
+    return { status: 400, code: 'MALFORMED_JSON', message: 'The body is not valid JSON.', unexpected: false };
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    // Framework-level client errors (bad headers, aborted bodies): keep the status, name it plainly.
+    return { status: fe.statusCode, code: 'BAD_REQUEST', message: fe.message ?? 'The request is invalid.', unexpected: false };
+  }
+  return { status: 500, code: 'INTERNAL_ERROR', message: 'The service failed to handle the request; the request id identifies it in the log.', unexpected: true };
+}

@@ -1,0 +1,44 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Hub } from '../../../hub.js';
+import { authenticationHook } from '../authenticate.js';
+import { ErrorBody } from '../errors.js';
+
+export const REMOTE_BASES = ['/remote', '/v1/remote'] as const;
+
+const RemoteInfo = Type.Object({
+  service: Type.String(),
+  apiVersion: Type.Integer(),
+  pairing: Type.Object({
+    socketNamespace: Type.String({ description: 'Socket.IO namespace that carries pairing.' }),
+    requestEvent: Type.String(),
+    statusEvent: Type.String(),
+  }),
+});
+
+/**
+ * Remote-controller API. Routes need a token (remoteAuth) unless they opt out; `/info` is public
+ * so that a new remote can find out how to pair before it holds one.
+ */
+export const remoteApi: FastifyPluginAsync<{ hub: Hub; base: string }> = async (app, { hub, base }) => {
+  app.addHook('onRequest', authenticationHook(hub.auth, {}));
+  const slug = base.replace(/\W+/g, '');
+  app.get(
+    '/info',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['remote'],
+        operationId: `${slug}.info`,
+        summary: 'How a remote controller pairs with this hub.',
+        security: [],
+        response: { 200: RemoteInfo, '4xx': ErrorBody },
+      },
+    },
+    async () => ({
+      service: 'home-control-service',
+      apiVersion: 1,
+      pairing: { socketNamespace: '/socket/remote-connect', requestEvent: 'remote:pairing', statusEvent: 'remote:pairing:status' },
+    }),
+  );
+};
