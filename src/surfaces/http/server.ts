@@ -14,6 +14,7 @@ import { debugApi, type RouteEntry } from './debug/index.js';
 import { OS_API_BASES, osApi } from './os-api/index.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
 import { OneLinePerRequest } from './request-log.js';
+import { validatorCompiler } from './validation.js';
 import { webUi } from './web-ui/index.js';
 import './types.js';
 
@@ -41,8 +42,8 @@ export async function buildHttpSurface(hub: Hub, version: string): Promise<HttpS
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     trustProxy: false,
-    ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
   });
+  app.setValidatorCompiler(validatorCompiler);
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
     if (route.url === '*' || route.url.includes('*')) return;

@@ -1,0 +1,18 @@
+import { Ajv, type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+const common: Options = { allErrors: false, removeAdditional: true, useDefaults: true, strict: false };
+
+// Path and query values arrive as text, so they are coerced to the declared types. JSON bodies
+// carry their own types: a number where a string belongs is a client error, not something to fix.
+const textParts = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+const jsonParts = addFormats(new Ajv({ ...common, coerceTypes: false }));
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? jsonParts : textParts;
+  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+};

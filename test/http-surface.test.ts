@@ -1,0 +1,171 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN, startServer, type TestServer } from './support/server.js';
+
+let server: TestServer;
+afterEach(async () => server?.close());
+
+type ErrorBody = { error: { code: string; message: string; details?: unknown; requestId?: string } };
+
+describe('errors per CONTRACT', () => {
+  it('answers unknown routes 404 in JSON', async () => {
+    server = await startServer();
+    const token = await server.login();
+    for (const path of ['/nowhere', '/app/os/nowhere', '/v1/os/devices/x/y/z']) {
+      const res = await server.request('GET', path, { token });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/application\/json/);
+      expect(((await res.json()) as ErrorBody).error.code).toBe('ROUTE_NOT_FOUND');
+    }
+  });
+
+  it('names the offending field on validation failures', async () => {
+    server = await startServer();
+    const res = await server.request('POST', '/api/os/auth/login', { body: { username: 'admin' } });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as ErrorBody;
+    expect(body.error.code).toBe('VALIDATION_FAILED');
+    expect(body.error.details).toEqual([expect.objectContaining({ field: 'body.password' })]);
+    const wrongType = (await (await server.request('POST', '/api/os/auth/login', { body: { username: 7, password: 'x' } })).json()) as ErrorBody;
+    expect(JSON.stringify(wrongType.error.details)).toContain('body.username');
+  });
+
+  it('answers 413 past the body limit and 415 for a wrong content type', async () => {
+    server = await startServer({ env: { BODY_LIMIT_BYTES: '2048' } });
+    const big = await server.request('POST', '/v1/os/auth/login', { body: { username: 'a', password: 'x'.repeat(4096) } });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as ErrorBody).error.code).toBe('BODY_TOO_LARGE');
+    const text = await server.request('POST', '/v1/os/auth/login', { body: 'username=a', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    const form = await server.request('POST', '/v1/os/auth/login', { body: 'username=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(form.status).toBe(415);
+  });
+
+  it('answers an unexpected failure with 500, a request id and no stack trace', async () => {
+    server = await startServer({
+      beforeStart: (app) =>
+        app.http.app.get('/boom', { config: { access: 'public' } }, async () => {
+          throw new Error('secret internals at /src/whatever.ts:12');
+        }),
+    });
+    const res = await server.request('GET', '/boom', { headers: { 'x-request-id': 'trace-me-1' } });
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(text).not.toContain('secret internals');
+    expect(text).not.toContain('.ts:');
+    const body = JSON.parse(text) as ErrorBody;
+    expect(body.error).toMatchObject({ code: 'INTERNAL_ERROR', requestId: 'trace-me-1' });
+    expect(res.headers.get('x-request-id')).toBe('trace-me-1');
+  });
+
+  it('answers 403 to a valid token without the os_api_admin scope', async () => {
+    server = await startServer();
+    // A non-admin account, created through the domain as a future registration route would.
+    const { hashPassword } = await import('../src/domain/auth/passwords.js');
+    const { KyselyUserRepository } = await import('../src/storage/repositories/auth.js');
+    await new KyselyUserRepository(server.app.hub.storage.db).insert({
+      id: 'u-1',
+      username: 'guest',
+      passwordHash: await hashPassword('guest-password'),
+      role: 'user',
+      createdAt: 0,
+      updatedAt: 0,
+    });
+    const login = await server.request('POST', '/app/auth/login', { body: { username: 'guest', password: 'guest-password' } });
+    const token = ((await login.json()) as { data: { token: string; scope: string } }).data.token;
+    const res = await server.request('GET', '/app/os/auth/me', { token });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as ErrorBody).error.code).toBe('INSUFFICIENT_SCOPE');
+    expect((await server.request('GET', '/app/auth/me', { token })).status).toBe(200);
+  });
+});
+
+describe('health and readiness', () => {
+  it('serves /healthz while starting and /readyz 503 until storage is ready', async () => {
+    server = await startServer();
+    expect((await server.request('GET', '/healthz')).status).toBe(200);
+    expect(await (await server.request('GET', '/readyz')).json()).toEqual({ status: 'ready' });
+    server.app.hub.readiness.markNotReady('drivers');
+    const starting = await server.request('GET', '/readyz');
+    expect(starting.status).toBe(503);
+    expect(await starting.json()).toMatchObject({ status: 'starting', waitingFor: ['drivers'] });
+    const api = await server.request('POST', '/app/os/auth/login', { body: ADMIN });
+    expect(api.status).toBe(503);
+    expect(((await api.json()) as ErrorBody).error.code).toBe('NOT_READY');
+    expect(api.headers.get('retry-after')).toBe('1');
+    expect((await server.request('GET', '/healthz')).status).toBe(200);
+    server.app.hub.readiness.markReady('drivers');
+  });
+});
+
+describe('OpenAPI', () => {
+  it('serves an OpenAPI 3 document and the browsable UI', async () => {
+    server = await startServer();
+    const doc = (await (await server.request('GET', '/openapi.json')).json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/app/os/auth/login', '/api/os/auth/me', '/v1/os/auth/stream-token', '/app/auth/login', '/healthz']));
+    const ui = await server.request('GET', '/docs/');
+    expect(ui.status).toBe(200);
+    expect(await ui.text()).toMatch(/swagger/i);
+  });
+});
+
+describe('App API session', () => {
+  it('logs in with the envelope, sets the session cookie, and logout ends it', async () => {
+    server = await startServer();
+    const res = await server.request('POST', '/api/auth/login', { body: ADMIN });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { status: boolean; message: string; data: { token: string } };
+    expect(body.status).toBe(true);
+    expect(typeof body.data.token).toBe('string');
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/hcs_session=.+HttpOnly/i);
+    const session = cookie.split(';')[0]!;
+
+    const me = await server.request('GET', '/api/auth/me', { headers: { cookie: session } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ status: true, data: { username: 'admin' } });
+    expect((await server.request('GET', '/app/auth/me', { token: body.data.token })).status).toBe(200);
+
+    const out = await server.request('POST', '/app/auth/logout', { headers: { cookie: session } });
+    expect(out.status).toBe(200);
+    const after = await server.request('GET', '/api/auth/me', { headers: { cookie: session } });
+    expect(after.status).toBe(401);
+    expect(await after.json()).toMatchObject({ status: false, data: null, code: 'INVALID_TOKEN' });
+  });
+
+  it('answers App API failures in the envelope with the HTTP status', async () => {
+    server = await startServer();
+    const bad = await server.request('POST', '/app/auth/login', { body: { username: 'admin', password: 'wrong-one' } });
+    expect(bad.status).toBe(401);
+    expect(await bad.json()).toMatchObject({ status: false, data: null, message: expect.any(String) });
+    const missing = await server.request('GET', '/app/no-such-thing', { token: await server.login() });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ status: false, data: null });
+  });
+});
+
+describe('other route families', () => {
+  it('mounts remote, admin and the web UI; /dev only in development', async () => {
+    server = await startServer();
+    const token = await server.login();
+    for (const base of ['/remote', '/v1/remote']) expect((await server.request('GET', `${base}/info`)).status).toBe(200);
+    expect((await server.request('GET', '/admin/users')).status).toBe(401);
+    const users = (await (await server.request('GET', '/admin/users', { token })).json()) as { users: Array<Record<string, unknown>> };
+    expect(users.users.map((u) => u.username)).toEqual(['admin']);
+    expect(JSON.stringify(users)).not.toMatch(/scrypt|password/i);
+    expect((await server.request('GET', '/admin/system', { token })).status).toBe(200);
+    const ui = await server.request('GET', '/os/');
+    expect(ui.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await ui.text()).toContain('Sign in');
+    const signedIn = await server.request('GET', '/os/', { headers: { cookie: `hcs_session=${token}` } });
+    expect(await signedIn.text()).toContain('Signed in as');
+    expect((await server.request('GET', '/dev/routes')).status).toBe(404);
+    await server.close();
+
+    server = await startServer({ env: { NODE_ENV: 'development' } });
+    const routes = (await (await server.request('GET', '/dev/routes')).json()) as { routes: Array<{ url: string }> };
+    expect(routes.routes.some((r) => r.url === '/v1/os/auth/me')).toBe(true);
+    const config = JSON.stringify(await (await server.request('GET', '/dev/config')).json());
+    expect(config).not.toContain(ADMIN.password);
+  });
+});

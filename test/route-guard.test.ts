@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OS_API_BASES } from '../src/surfaces/http/os-api/index.js';
+import { startServer, type TestServer } from './support/server.js';
+
+/**
+ * Walks every registered OS API route — including those that later features add — and holds
+ * each to the rules every route must keep: documented, guarded, and never a 5xx on bad input.
+ */
+let server: TestServer;
+let token: string;
+let streamToken: string;
+let openapiPaths: Record<string, Record<string, unknown>>;
+
+beforeAll(async () => {
+  server = await startServer({ env: { BODY_LIMIT_BYTES: '4096' } });
+  token = await server.login();
+  streamToken = ((await (await server.request('POST', '/app/os/auth/stream-token', { token })).json()) as { accessToken: string }).accessToken;
+  openapiPaths = ((await (await server.request('GET', '/openapi.json')).json()) as { paths: typeof openapiPaths }).paths;
+});
+afterAll(async () => server?.close());
+
+const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const concrete = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, 'guard-$1');
+
+function osRoutes() {
+  return server.app.http.routes.filter((r) => OS_API_BASES.some((base) => r.url.startsWith(`${base}/`)));
+}
+
+describe('route-table guard', () => {
+  it('finds the OS API under all three bases, with the same routes under each', () => {
+    const routes = osRoutes();
+    expect(routes.length).toBeGreaterThan(0);
+    const per = OS_API_BASES.map((base) =>
+      routes.filter((r) => r.url.startsWith(`${base}/`)).map((r) => `${r.method} ${r.url.slice(base.length)}`).sort(),
+    );
+    expect(per[1]).toEqual(per[0]);
+    expect(per[2]).toEqual(per[0]);
+  });
+
+  it('documents every OS API route in /openapi.json', () => {
+    for (const route of osRoutes()) {
+      const entry = openapiPaths[toOpenApiPath(route.url)];
+      expect(entry, `${route.method} ${route.url} missing from /openapi.json`).toBeDefined();
+      expect(entry?.[route.method.toLowerCase()], `${route.method} ${route.url} missing from /openapi.json`).toBeDefined();
+    }
+  });
+
+  it('answers 401 without a token and with a stream token as bearer, except public routes', async () => {
+    for (const route of osRoutes()) {
+      if (route.access === 'public') {
+        expect(route.url.endsWith('/auth/login'), `${route.url} is public but only /auth/login may be`).toBe(true);
+        continue;
+      }
+      const bare = await server.request(route.method, concrete(route.url));
+      expect(bare.status, `${route.method} ${route.url} without a token`).toBe(401);
+      expect(((await bare.json()) as { error: { code: string } }).error.code).toBeTruthy();
+      if (route.access === 'stream') continue;
+      const withStream = await server.request(route.method, concrete(route.url), { token: streamToken });
+      expect(withStream.status, `${route.method} ${route.url} with a stream token`).toBe(401);
+    }
+  });
+
+  it('never answers 5xx to an empty, malformed or oversized body', async () => {
+    const bodies: Array<{ label: string; body?: string; type?: string }> = [
+      { label: 'empty' },
+      { label: 'empty json', body: '', type: 'application/json' },
+      { label: 'malformed json', body: '{"a":', type: 'application/json' },
+      { label: 'wrong types', body: JSON.stringify({ username: 1, password: [], id: {}, command: 5 }), type: 'application/json' },
+      { label: 'array', body: '[1,2,3]', type: 'application/json' },
+      { label: 'oversized', body: JSON.stringify({ blob: 'x'.repeat(8192) }), type: 'application/json' },
+      { label: 'wrong type', body: 'hello', type: 'text/plain' },
+    ];
+    for (const route of osRoutes()) {
+      if (route.url.endsWith('/auth/logout')) continue; // would revoke the token the rest of the walk needs
+      for (const { label, body, type } of bodies) {
+        if (route.method === 'GET' && body !== undefined) continue;
+        const res = await server.request(route.method, concrete(route.url), {
+          token,
+          ...(body === undefined ? {} : { body }),
+          headers: type ? { 'content-type': type } : {},
+        });
+        expect(res.status, `${route.method} ${route.url} with ${label} body`).toBeLessThan(500);
+        if (res.status >= 400) {
+          const err = (await res.json()) as { error?: { code?: string; message?: string } };
+          expect(err.error?.code, `${route.method} ${route.url} with ${label} body has an error code`).toMatch(/^[A-Z][A-Z0-9_]+$/);
+        } else {
+          await res.body?.cancel();
+        }
+        if (label === 'oversized' && route.method !== 'GET') expect(res.status).toBe(413);
+      }
+    }
+  });
+});
