@@ -1,0 +1,19 @@
+export {
+  IR_FREQ_MAX_KHZ,
+  IR_FREQ_MIN_KHZ,
+  IR_KEY_MAX_LENGTH,
+  IR_KEY_PATTERN,
+  IR_MAX_PAIRS,
+  IrCommandSchema,
+  IrCommandsSchema,
+  carrierHz,
+  isValidExtenderIp,
+  isValidIrKey,
+  sendirLine,
+  toCarrierCycles,
+  validateIrCommand,
+  validateIrCommands,
+} from './ir-command.js';
+export type { IrCommand, IrCommands } from './ir-command.js';
+export { ITACH_ERROR_CODES, ItachClient, describeItachError, parseItachError } from './itach-client.js';
+export type { ItachClientOptions, ItachLog, ItachSendResult, ItachTransmit } from './itach-client.js';

@@ -1,0 +1,531 @@
+import { connect, type Socket } from 'node:net';
+import { DomainError } from '../../platform/errors.js';
+import { sendirLine, validateIrCommand, type IrCommand } from './ir-command.js';
+
+/**
+ * Client of Global Caché iTach IR extenders (TCP API, port 4998).
+ *
+ * One TCP connection per extender host, opened lazily, kept while in use and closed after
+ * `idleCloseMs` without traffic. Commands on a connection run one at a time (FIFO); a timeout or
+ * protocol error destroys the connection so the next command starts on a fresh one.
+ */
+
+export interface ItachLog {
+  debug(o: object, m: string): void;
+  warn(o: object, m: string): void;
+}
+
+export interface ItachTransmit {
+  host: string;
+  line: string;
+  id: number;
+}
+
+export interface ItachClientOptions {
+  /** TCP port of the extenders (default 4998). */
+  port?: number;
+  /** Give up connecting after this long (default 3000 ms). */
+  connectTimeoutMs?: number;
+  /** Give up waiting for `completeir` after this long (default 5000 ms). */
+  replyTimeoutMs?: number;
+  /** Close a connection after this long without traffic (default 60000 ms). */
+  idleCloseMs?: number;
+  /** Commands allowed to wait per host behind the one in flight (default 100). */
+  maxQueue?: number;
+  /** iTach connector addressed by `sendir` (default `1:1`). */
+  connector?: string;
+  log?: ItachLog;
+  /** Called once per command after its `sendir` line has been written (a listener that throws is logged, not fatal). */
+  onTransmit?: (info: ItachTransmit) => void;
+}
+
+export interface ItachSendResult {
+  /** The `sendir` line written, with its trailing `\r`. */
+  line: string;
+  /** The extender's reply line, without terminator (`completeir,1:1,<id>`). */
+  reply: string;
+  id: number;
+}
+
+/** Meaning of the common iTach `ERR_` codes, keyed by the numeric code. */
+export const ITACH_ERROR_CODES: Readonly<Record<number, string>> = {
+  1: 'invalid command (command not found)',
+  2: 'invalid module address',
+  3: 'invalid connector address',
+  4: 'invalid ID value',
+  5: 'invalid frequency value',
+  6: 'invalid repeat value',
+  7: 'invalid offset value',
+  8: 'invalid pulse count',
+  9: 'invalid pulse data',
+  10: 'uneven amount of on/off statements',
+  11: 'no carriage return found',
+  12: 'repeat count exceeded',
+  13: 'IR command sent to an input connector',
+  14: 'blaster command sent to a non-blaster connector',
+  15: 'no carriage return before buffer full',
+  16: 'no carriage return',
+  17: 'bad command syntax',
+  18: 'sensor command sent to a non-input connector',
+  19: 'repeated IR transmission failure',
+  20: 'above the designated IR on/off pair limit',
+  21: 'symbol odd boundary',
+  22: 'undefined symbol',
+  23: 'unknown option',
+  24: 'invalid baud rate setting',
+  25: 'invalid flow control setting',
+  26: 'invalid parity setting',
+  27: 'settings are locked',
+};
+
+/**
+ * `ERR_1:1,010` → `{connector: '1:1', code: '010'}`; `ERR_01` (also `unknowncommand,ERR_01`) →
+ * `{code: '01'}`; a line without an error → undefined.
+ */
+export function parseItachError(line: string): { connector?: string; code: string } | undefined {
+  const m = /(?:^|[\s,])ERR_?(?:([0-9]+:[0-9]+),)?\s*([A-Za-z0-9]+)\s*$/.exec(line.trim());
+  if (!m || m[2] === undefined) return undefined;
+  return m[1] === undefined ? { code: m[2] } : { connector: m[1], code: m[2] };
+}
+
+/** Human explanation of an iTach error code (`'010'`, `'01'`, …). */
+export function describeItachError(code: string): string {
+  const n = /^[0-9]+$/.test(code) ? Number(code) : NaN;
+  const known = Number.isNaN(n) ? undefined : ITACH_ERROR_CODES[n];
+  return known ? `error code ${code}: ${known}` : `error code ${code}`;
+}
+
+const DEFAULTS = {
+  port: 4998,
+  connectTimeoutMs: 3000,
+  replyTimeoutMs: 5000,
+  idleCloseMs: 60_000,
+  maxQueue: 100,
+  connector: '1:1',
+};
+/** A peer that sends this much without a line terminator is not an iTach. */
+const MAX_LINE_CHARS = 8192;
+const MAX_ID = 65535;
+
+const silentLog: ItachLog = { debug: () => {}, warn: () => {} };
+
+interface Job {
+  cmd: IrCommand;
+  id: number;
+  line: string;
+  /** onTransmit already reported this command (a retried write is reported once). */
+  reported?: boolean;
+  resolve(result: ItachSendResult): void;
+  reject(err: unknown): void;
+}
+
+/** The connection went away under a command (the command may be retried on a fresh one). */
+class LinkDropped extends Error {
+  constructor(readonly error: DomainError) {
+    super(error.message);
+  }
+}
+
+type Settings = Required<Omit<ItachClientOptions, 'log' | 'onTransmit'>> & Pick<ItachClientOptions, 'onTransmit'> & { log: ItachLog };
+
+function socketError(err: NodeJS.ErrnoException, host: string, port: number): DomainError {
+  const code = err.code ?? err.message;
+  if (code === 'ETIMEDOUT') {
+    return new DomainError('timeout', 'IR_EXTENDER_TIMEOUT', `IR extender ${host}:${port} timed out (${code})`, { host, port, cause: code });
+  }
+  const what: Record<string, string> = {
+    ECONNREFUSED: 'refused the connection',
+    EHOSTUNREACH: 'is unreachable (no route to host)',
+    ENETUNREACH: 'is unreachable (network unreachable)',
+    EHOSTDOWN: 'is down',
+    ECONNRESET: 'reset the connection',
+    ECONNABORTED: 'aborted the connection',
+    EPIPE: 'closed the connection',
+    ENOTFOUND: 'could not be resolved',
+    EAI_AGAIN: 'could not be resolved',
+    EADDRNOTAVAIL: 'address is not available',
+  };
+  return new DomainError(
+    'upstream_failed',
+    'IR_EXTENDER_UNREACHABLE',
+    `IR extender ${host}:${port} ${what[code] ?? `failed (${code})`}`,
+    { host, port, cause: code },
+  );
+}
+
+/** One TCP connection to an extender. Owns its socket, its line buffer and the pending exchange. */
+class Link {
+  state: 'connecting' | 'open' | 'dead' = 'connecting';
+  /** Carried at least one command before the current one. */
+  used = false;
+  private buffer = '';
+  private lastError: NodeJS.ErrnoException | undefined;
+  private waiter: { line(l: string): void; fail(e: DomainError): void } | undefined;
+  private readonly closed: Promise<void>;
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly host: string,
+    private readonly s: Settings,
+    onDead: (link: Link) => void,
+  ) {
+    let closedResolve!: () => void;
+    this.closed = new Promise<void>((r) => (closedResolve = r));
+    let readyResolve!: () => void;
+    let readyReject!: (e: DomainError) => void;
+    this.ready = new Promise<void>((res, rej) => {
+      readyResolve = res;
+      readyReject = rej;
+    });
+    // A failed connect is reported through `ready`; never leave it unhandled.
+    this.ready.catch(() => {});
+
+    const connectTimer = setTimeout(() => {
+      readyReject(
+        new DomainError('timeout', 'IR_EXTENDER_TIMEOUT', `IR extender ${host}:${s.port} did not accept a connection within ${s.connectTimeoutMs} ms`, {
+          host,
+          port: s.port,
+        }),
+      );
+      this.destroy();
+    }, s.connectTimeoutMs);
+
+    socket.setEncoding('latin1');
+    socket.setNoDelay(true);
+    socket.on('connect', () => {
+      clearTimeout(connectTimer);
+      if (this.state !== 'connecting') return;
+      this.state = 'open';
+      socket.setKeepAlive(true, 30_000);
+      readyResolve();
+    });
+    socket.on('data', (chunk: string) => this.onData(chunk));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      this.lastError = err;
+      s.log.debug({ host, port: s.port, err: err.code ?? err.message }, 'iTach socket error');
+    });
+    socket.on('end', () => {
+      // The peer half-closed; nothing more will be accepted (allowHalfOpen is false).
+      if (this.state === 'open') this.state = 'dead';
+    });
+    socket.on('close', () => {
+      clearTimeout(connectTimer);
+      const wasConnecting = this.state === 'connecting';
+      this.state = 'dead';
+      const err = this.lastError
+        ? socketError(this.lastError, host, s.port)
+        : new DomainError('upstream_failed', 'IR_EXTENDER_UNREACHABLE', `IR extender ${host}:${s.port} closed the connection`, {
+            host,
+            port: s.port,
+            cause: 'closed',
+          });
+      if (wasConnecting) readyReject(err);
+      const w = this.waiter;
+      this.waiter = undefined;
+      w?.fail(err);
+      onDead(this);
+      closedResolve();
+    });
+  }
+
+  get alive(): boolean {
+    return this.state === 'open' && !this.socket.destroyed && this.socket.writable;
+  }
+
+  /** Keeps the event loop alive only while a command is in flight. */
+  hold(on: boolean): void {
+    if (on) this.socket.ref();
+    else this.socket.unref();
+  }
+
+  /**
+   * Writes `line`, resolves with the first reply line `isReply` accepts. Rejects with
+   * {@link LinkDropped} when the connection goes away, or a DomainError on timeout (the link is
+   * then destroyed).
+   */
+  exchange(line: string, isReply: (l: string) => boolean, onWritten: () => void): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      if (!this.alive) {
+        reject(new LinkDropped(socketError({ name: 'Error', message: 'closed', code: 'EPIPE' }, this.host, this.s.port)));
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        reject(
+          new DomainError('timeout', 'IR_EXTENDER_TIMEOUT', `IR extender ${this.host} did not confirm the command within ${this.s.replyTimeoutMs} ms`, {
+            host: this.host,
+            port: this.s.port,
+          }),
+        );
+        this.destroy();
+      }, this.s.replyTimeoutMs);
+      this.waiter = {
+        line: (l) => {
+          if (!isReply(l)) return;
+          clearTimeout(timer);
+          this.waiter = undefined;
+          resolve(l);
+        },
+        fail: (e) => {
+          clearTimeout(timer);
+          this.waiter = undefined;
+          reject(e.code === 'IR_EXTENDER_PROTOCOL_ERROR' ? e : new LinkDropped(e));
+        },
+      };
+      this.socket.write(line, 'latin1');
+      onWritten();
+    });
+  }
+
+  private onData(chunk: string): void {
+    this.buffer += chunk;
+    const parts = this.buffer.split(/\r\n|\r|\n/);
+    this.buffer = parts.pop() ?? '';
+    if (this.buffer.length > MAX_LINE_CHARS) {
+      this.buffer = '';
+      this.protocolError('sent an over-long line');
+      return;
+    }
+    for (const raw of parts) {
+      const l = raw.trim();
+      if (l === '') continue;
+      if (this.waiter) this.waiter.line(l);
+      else this.s.log.debug({ host: this.host, line: l }, 'iTach unsolicited line ignored');
+    }
+  }
+
+  private protocolError(what: string): void {
+    const err = new DomainError('upstream_failed', 'IR_EXTENDER_PROTOCOL_ERROR', `IR extender ${this.host} ${what}`, { host: this.host, port: this.s.port });
+    this.s.log.warn({ host: this.host }, `iTach protocol error: ${what}`);
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.fail(err);
+    this.destroy();
+  }
+
+  destroy(): void {
+    if (this.state !== 'dead') this.state = 'dead';
+    this.socket.destroy();
+  }
+
+  /** Ends the connection and waits until the socket is closed. */
+  async close(): Promise<void> {
+    this.socket.destroy();
+    await this.closed;
+  }
+}
+
+/** The command queue and the (at most one) connection of one extender host. */
+class Channel {
+  private link: Link | undefined;
+  private readonly queue: Job[] = [];
+  private busy = false;
+  private closed = false;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly host: string,
+    private readonly s: Settings,
+  ) {}
+
+  enqueue(job: Job): void {
+    if (this.closed) {
+      job.reject(closedError());
+      return;
+    }
+    if (this.queue.length >= this.s.maxQueue) {
+      job.reject(
+        new DomainError('unavailable', 'IR_EXTENDER_BUSY', `IR extender ${this.host} has too many commands waiting (${this.s.maxQueue})`, {
+          host: this.host,
+          queued: this.queue.length,
+        }, 1),
+      );
+      return;
+    }
+    this.queue.push(job);
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    if (this.busy || this.closed) return;
+    const job = this.queue.shift();
+    if (!job) {
+      this.armIdle();
+      return;
+    }
+    this.busy = true;
+    this.disarmIdle();
+    try {
+      job.resolve(await this.run(job));
+    } catch (err) {
+      job.reject(this.closed ? closedError() : err instanceof LinkDropped ? err.error : err);
+    } finally {
+      this.busy = false;
+    }
+    void this.pump();
+  }
+
+  private async run(job: Job): Promise<ItachSendResult> {
+    for (let attempt = 0; ; attempt++) {
+      const link = await this.openLink();
+      const reused = link.used;
+      link.used = true;
+      link.hold(true);
+      try {
+        const reply = await link.exchange(job.line, (l) => this.isReplyTo(job, l), () => this.transmitted(job));
+        return this.interpret(job, reply);
+      } catch (err) {
+        // A kept-alive connection the extender dropped while idle: try once on a fresh one.
+        if (err instanceof LinkDropped && reused && attempt === 0 && !this.closed) {
+          this.s.log.debug({ host: this.host, id: job.id }, 'iTach connection dropped; retrying on a new connection');
+          continue;
+        }
+        throw err;
+      } finally {
+        link.hold(false);
+      }
+    }
+  }
+
+  private async openLink(): Promise<Link> {
+    if (this.link?.alive) return this.link;
+    this.link?.destroy();
+    const socket = connect({ host: this.host, port: this.s.port });
+    const link = new Link(socket, this.host, this.s, (dead) => {
+      if (this.link === dead) this.link = undefined;
+    });
+    this.link = link;
+    await link.ready;
+    if (this.closed) {
+      link.destroy();
+      throw closedError();
+    }
+    this.s.log.debug({ host: this.host, port: this.s.port }, 'iTach connected');
+    return link;
+  }
+
+  private transmitted(job: Job): void {
+    if (!this.s.onTransmit || job.reported) return;
+    job.reported = true;
+    try {
+      this.s.onTransmit({ host: this.host, line: job.line, id: job.id });
+    } catch (err) {
+      this.s.log.warn({ host: this.host, err: String(err) }, 'iTach onTransmit listener threw');
+    }
+  }
+
+  private isReplyTo(job: Job, l: string): boolean {
+    const [verb, connector, id] = l.split(',');
+    if (verb === 'completeir' || verb === 'busyIR') {
+      if (connector === this.s.connector && id === String(job.id)) return true;
+      this.s.log.debug({ host: this.host, line: l, id: job.id }, 'iTach line for another command ignored');
+      return false;
+    }
+    if (l.startsWith('ERR') || l.startsWith('unknowncommand')) return true;
+    this.s.log.debug({ host: this.host, line: l }, 'iTach unexpected line ignored');
+    return false;
+  }
+
+  private interpret(job: Job, reply: string): ItachSendResult {
+    if (reply.startsWith('completeir,')) return { line: job.line, reply, id: job.id };
+    if (reply.startsWith('busyIR,')) {
+      throw new DomainError('unavailable', 'IR_EXTENDER_BUSY', `IR extender ${this.host} is busy transmitting another command`, { host: this.host, reply }, 1);
+    }
+    const parsed = parseItachError(reply);
+    const code = parsed?.code ?? reply;
+    throw new DomainError('upstream_failed', 'IR_EXTENDER_ERROR', `IR extender ${this.host} rejected the command: ${describeItachError(code)}`, {
+      host: this.host,
+      reply,
+      code,
+    });
+  }
+
+  private armIdle(): void {
+    this.disarmIdle();
+    if (!this.link || this.closed) return;
+    const link = this.link;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.busy || this.link !== link) return;
+      this.s.log.debug({ host: this.host }, 'iTach connection idle; closing');
+      this.link = undefined;
+      link.destroy();
+    }, this.s.idleCloseMs);
+    this.idleTimer.unref();
+  }
+
+  private disarmIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.disarmIdle();
+    for (const job of this.queue.splice(0)) job.reject(closedError());
+    const link = this.link;
+    this.link = undefined;
+    if (link) await link.close();
+  }
+}
+
+function closedError(): DomainError {
+  return new DomainError('unavailable', 'IR_CLIENT_CLOSED', 'IR client is shut down');
+}
+
+export class ItachClient {
+  private readonly s: Settings;
+  private readonly channels = new Map<string, Channel>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(options: ItachClientOptions = {}) {
+    this.s = {
+      port: options.port ?? DEFAULTS.port,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+      replyTimeoutMs: options.replyTimeoutMs ?? DEFAULTS.replyTimeoutMs,
+      idleCloseMs: options.idleCloseMs ?? DEFAULTS.idleCloseMs,
+      maxQueue: options.maxQueue ?? DEFAULTS.maxQueue,
+      connector: options.connector ?? DEFAULTS.connector,
+      log: options.log ?? silentLog,
+      onTransmit: options.onTransmit,
+    };
+  }
+
+  /** Transmits `cmd` through the extender at `host` and resolves once it confirmed (`completeir`). */
+  send(host: string, cmd: IrCommand): Promise<ItachSendResult> {
+    const problems = validateIrCommand(cmd);
+    if (problems.length > 0) {
+      return Promise.reject(new DomainError('invalid', 'INVALID_IR_COMMAND', `Invalid IR command: ${problems.join('; ')}`, { problems }));
+    }
+    if (typeof host !== 'string' || host.trim() === '') {
+      return Promise.reject(new DomainError('invalid', 'INVALID_EXTENDER_HOST', 'IR extender address is missing', { host }));
+    }
+    if (this.closed) return Promise.reject(closedError());
+    const id = this.allocateId();
+    const line = sendirLine(cmd, id, this.s.connector);
+    return new Promise<ItachSendResult>((resolve, reject) => {
+      let channel = this.channels.get(host);
+      if (!channel) {
+        channel = new Channel(host, this.s);
+        this.channels.set(host, channel);
+      }
+      channel.enqueue({ cmd, id, line, resolve, reject });
+    });
+  }
+
+  /** Closes every connection; queued and in-flight commands fail with IR_CLIENT_CLOSED. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const channels = [...this.channels.values()];
+    this.channels.clear();
+    await Promise.all(channels.map((c) => c.close()));
+  }
+
+  private allocateId(): number {
+    const id = this.nextId;
+    this.nextId = id >= MAX_ID ? 1 : id + 1;
+    return id;
+  }
+}
