@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { createHub, type Hub } from './hub.js';
 import { systemClock, type Clock } from './platform/clock.js';
+import { createDriverSocketSurface, type DriverSocketSurface } from './surfaces/driver-ws/index.js';
 import { buildHttpSurface, type HttpSurface } from './surfaces/http/server.js';
 
 export interface AppOptions {
@@ -14,6 +15,9 @@ export interface AppOptions {
 export interface App {
   hub: Hub;
   http: HttpSurface;
+  driverSocket: DriverSocketSurface;
+  /** Port of the driver WebSocket (the HTTP port unless DRIVER_WS_PORT is set); known after start. */
+  driverPort?: number;
   /** Listens, then starts the hub; resolves with the bound HTTP address once ready. */
   start(): Promise<AddressInfo>;
   /** Stops accepting, closes connections and child processes, then the database. */
@@ -38,30 +42,43 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const log = options.logger ?? createLogger(config);
   const hub = createHub(config, options.clock ?? systemClock, log);
   const http = await buildHttpSurface(hub, VERSION);
+  const driverSocket = createDriverSocketSurface(hub);
+  if (config.driverWsPort === undefined) {
+    http.app.server.on('upgrade', (request, socket, head) => {
+      if (driverSocket.handleUpgrade(request, socket, head)) return;
+      // Socket.IO answers its own path; nothing else upgrades.
+      if (!(request.url ?? '').startsWith('/socket.io/')) socket.destroy();
+    });
+  }
   let stopping: Promise<void> | undefined;
 
-  return {
+  const app: App = {
     hub,
     http,
+    driverSocket,
     async start() {
       await http.app.listen({ port: config.port, host: config.host });
       const address = http.app.server.address() as AddressInfo;
+      app.driverPort = config.driverWsPort === undefined ? address.port : await driverSocket.listenSeparately(config.driverWsPort, config.host);
       try {
         await hub.start();
       } catch (err) {
+        await driverSocket.close();
         await http.app.close();
         await hub.stop();
         throw err;
       }
-      log.info({ port: address.port, host: config.host, version: VERSION }, 'home control service ready');
+      log.info({ port: address.port, driverPort: app.driverPort, host: config.host, version: VERSION }, 'home control service ready');
       return address;
     },
     stop() {
       stopping ??= (async () => {
+        await driverSocket.close();
         await http.app.close();
         await hub.stop();
       })();
       return stopping;
     },
   };
+  return app;
 }

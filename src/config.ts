@@ -23,6 +23,13 @@ export interface Config {
   loginMaxFailuresPerClientUser: number;
   loginFailureWindowSeconds: number;
   shutdownTimeoutMs: number;
+  actionTimeoutMs: number;
+  driverRegistrationTimeoutMs: number;
+  driverPingIntervalMs: number;
+  telemetryMaxEntries: number;
+  telemetryMaxAgeSeconds: number;
+  irExtenderPort: number;
+  irReplyTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -91,5 +98,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     loginMaxFailuresPerClientUser: integer(env, 'LOGIN_MAX_FAILURES_PER_USER', 5, 1, 10_000),
     loginFailureWindowSeconds: integer(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),
     shutdownTimeoutMs: 5000,
+    actionTimeoutMs: integer(env, 'ACTION_TIMEOUT_MS', 10_000, 100, 600_000),
+    driverRegistrationTimeoutMs: integer(env, 'DRIVER_REGISTRATION_TIMEOUT_MS', 10_000, 100, 600_000),
+    driverPingIntervalMs: integer(env, 'DRIVER_PING_INTERVAL_MS', 30_000, 100, 3_600_000),
+    telemetryMaxEntries: integer(env, 'TELEMETRY_MAX_ENTRIES', 500, 1, 100_000),
+    telemetryMaxAgeSeconds: integer(env, 'TELEMETRY_MAX_AGE_SECONDS', 86_400, 1, 30 * 86_400),
+    irExtenderPort: integer(env, 'IR_EXTENDER_PORT', 4998, 1, 65535),
+    irReplyTimeoutMs: integer(env, 'IR_REPLY_TIMEOUT_MS', 5000, 50, 60_000),
   };
 }

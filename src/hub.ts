@@ -2,12 +2,20 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuthService } from './domain/auth/auth-service.js';
 import { authOperations, type AuthOperations } from './domain/auth/operations.js';
+import { DeviceRegistry } from './domain/devices/device-registry.js';
+import { DeviceService } from './domain/devices/device-service.js';
+import { deviceOperations, type DeviceOperations } from './domain/devices/operations.js';
+import { DriverManager } from './domain/drivers/driver-manager.js';
 import { createDomainEventBus, type DomainEventBus } from './domain/events.js';
+import { ItachClient } from './domain/ir/itach-client.js';
+import { stateOperations } from './domain/state/operations.js';
+import { StateAuthority } from './domain/state/state-authority.js';
 import type { Clock } from './platform/clock.js';
 import { OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
+import { KyselyDeviceRepository, KyselyStateRepository } from './storage/repositories/devices.js';
 
 /**
  * The domain core, assembled: storage, services, their operations and the event bus. Surfaces
@@ -23,8 +31,11 @@ export interface Hub {
   storage: Storage;
   readiness: Readiness;
   auth: AuthService;
+  devices: DeviceService;
+  drivers: DriverManager;
+  state: StateAuthority;
   operations: OperationRegistry;
-  ops: { auth: AuthOperations };
+  ops: { auth: AuthOperations; devices: DeviceOperations; state: ReturnType<typeof stateOperations> };
   /** Migration names applied to the database, once started. */
   appliedMigrations: string[];
   start(): Promise<void>;
@@ -32,9 +43,10 @@ export interface Hub {
 }
 
 const TOKEN_PURGE_INTERVAL_MS = 10 * 60 * 1000;
+const TELEMETRY_PRUNE_INTERVAL_MS = 60 * 1000;
 
 export function createHub(config: Config, clock: Clock, log: Logger): Hub {
-  const readiness = new Readiness(['storage', 'auth']);
+  const readiness = new Readiness(['storage', 'auth', 'devices', 'drivers']);
   const events = createDomainEventBus(log);
   const storage = openStorage(config.dataDir);
   const auth = new AuthService(
@@ -50,12 +62,31 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
     },
     events,
   );
+  const registry = new DeviceRegistry(new KyselyDeviceRepository(storage.db), clock, events);
+  const state = new StateAuthority(new KyselyStateRepository(storage.db), clock, events, log.child({ component: 'state' }), {
+    maxEntriesPerDevice: config.telemetryMaxEntries,
+    maxAgeMs: config.telemetryMaxAgeSeconds * 1000,
+  });
+  const drivers = new DriverManager(registry, state, events, clock, log.child({ component: 'drivers' }), config.actionTimeoutMs);
+  const ir = new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: log.child({ component: 'ir' }) });
+  const devices = new DeviceService(registry, state, drivers, ir, events, clock);
 
-  const ops = { auth: authOperations(auth) };
+  const ops = {
+    auth: authOperations(auth),
+    devices: deviceOperations(devices),
+    state: stateOperations(devices, () => clock.now()),
+  };
   const operations = new OperationRegistry();
-  operations.register(...Object.values(ops.auth));
+  for (const group of Object.values(ops)) operations.register(...Object.values(group));
 
-  let purge: NodeJS.Timeout | undefined;
+  const timers: NodeJS.Timeout[] = [];
+  const every = (ms: number, fn: () => Promise<unknown> | void) => {
+    const t = setInterval(() => {
+      Promise.resolve(fn()).catch((err: unknown) => log.error({ err }, 'periodic task failed'));
+    }, ms);
+    t.unref();
+    timers.push(t);
+  };
 
   const hub: Hub = {
     config,
@@ -65,6 +96,9 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
     storage,
     readiness,
     auth,
+    devices,
+    drivers,
+    state,
     operations,
     ops,
     appliedMigrations: [],
@@ -81,14 +115,23 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
         log.info({ username: config.adminUsername }, 'created admin account');
       }
       await auth.start();
-      purge = setInterval(() => {
-        auth.purgeExpired().catch((err: unknown) => log.error({ err }, 'token purge failed'));
-      }, TOKEN_PURGE_INTERVAL_MS);
-      purge.unref();
+      every(TOKEN_PURGE_INTERVAL_MS, () => auth.purgeExpired());
       readiness.markReady('auth');
+
+      await registry.load();
+      await state.load();
+      state.start();
+      every(TELEMETRY_PRUNE_INTERVAL_MS, () => state.telemetry.prune(clock.now()));
+      readiness.markReady('devices');
+      log.info({ devices: registry.size }, 'devices loaded');
+
+      readiness.markReady('drivers');
     },
     async stop() {
-      if (purge) clearInterval(purge);
+      for (const t of timers) clearInterval(t);
+      drivers.stop();
+      await ir.close();
+      await state.stop();
       events.removeAllListeners();
       await storage.close();
     },

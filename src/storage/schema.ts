@@ -37,7 +37,32 @@ export interface AuditTable {
   detail: string | null;
 }
 
+export interface DevicesTable {
+  id: string;
+  driver_key: string;
+  driver_device_id: string | null;
+  name: string;
+  removed: number;
+  record: string;
+  updated_at: number;
+}
+
+export interface DeviceStateTable {
+  device_id: string;
+  state: string;
+  updated_at: number;
+}
+
+export interface DriverSettingsTable {
+  driver_key: string;
+  values: string;
+  updated_at: number;
+}
+
 export interface Database {
+  devices: DevicesTable;
+  device_state: DeviceStateTable;
+  driver_settings: DriverSettingsTable;
   users: UsersTable;
   tokens: TokensTable;
   settings: SettingsTable;

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import { m0001Initial } from './0001-initial.js';
+import { m0002Devices } from './0002-devices.js';
 
 /**
  * Versioned, forward-only migrations. A migration that has shipped is never edited; a change
@@ -7,4 +8,5 @@ import { m0001Initial } from './0001-initial.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001-initial': m0001Initial,
+  '0002-devices': m0002Devices,
 };

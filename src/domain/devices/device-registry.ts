@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import { notFound } from '../../platform/errors.js';
+import type { DomainEventBus } from '../events.js';
+import type { DeviceCommandSpec, DeviceMetadata, DeviceRepository, LogicalDevice } from './model.js';
+
+export interface DiscoveredFields {
+  name?: string;
+  category?: string;
+  commands?: unknown[];
+  properties?: Record<string, unknown>;
+  capabilities?: string[];
+}
+
+/** Accepts a driver's command list in the forms drivers send: names, or objects with a name. */
+export function normalizeCommands(commands: unknown[] | undefined): DeviceCommandSpec[] {
+  const out: DeviceCommandSpec[] = [];
+  for (const c of commands ?? []) {
+    if (typeof c === 'string' && c) out.push({ name: c });
+    else if (c && typeof c === 'object') {
+      const o = c as Record<string, unknown>;
+      const name = typeof o.name === 'string' ? o.name : typeof o.id === 'string' ? o.id : typeof o.command === 'string' ? o.command : undefined;
+      if (!name) continue;
+      out.push({
+        name,
+        ...(typeof o.label === 'string' ? { label: o.label } : {}),
+        ...(o.params && typeof o.params === 'object' ? { params: o.params as Record<string, unknown> } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The logical devices: held in memory (a hub has thousands at most), written through to the
+ * repository before a change is acknowledged. Devices from drivers are identified by
+ * (driverKey, driverDeviceId), so rediscovery after a reconnect or restart never duplicates.
+ */
+export class DeviceRegistry {
+  private readonly byId = new Map<string, LogicalDevice>();
+  private readonly byDriverIdentity = new Map<string, string>();
+  // Changes to one driver identity run one after another, so two quick discoveries of the same
+  // device cannot both decide it is new.
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly repo: DeviceRepository,
+    private readonly clock: Clock,
+    private readonly events: DomainEventBus,
+  ) {}
+
+  async load(): Promise<void> {
+    for (const device of await this.repo.loadAll()) this.index(device);
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  list(options: { includeRemoved?: boolean } = {}): LogicalDevice[] {
+    const all = [...this.byId.values()];
+    return options.includeRemoved ? all : all.filter((d) => !d.removed);
+  }
+
+  find(id: string): LogicalDevice | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The device, or a 404-kind failure naming it. Removed devices count as missing. */
+  get(id: string): LogicalDevice {
+    const device = this.byId.get(id);
+    if (!device || device.removed) throw notFound('DEVICE_NOT_FOUND', `No device ${id}.`, { deviceId: id });
+    return device;
+  }
+
+  findByDriver(driverKey: string, driverDeviceId: string): LogicalDevice | undefined {
+    const id = this.byDriverIdentity.get(identity(driverKey, driverDeviceId));
+    return id === undefined ? undefined : this.byId.get(id);
+  }
+
+  /** Creates or refreshes a device a driver discovered; a removed device comes back. */
+  upsertDiscovered(driverKey: string, driverDeviceId: string, fields: DiscoveredFields & { name: string }): Promise<{ device: LogicalDevice; created: boolean }> {
+    return this.serialized(identity(driverKey, driverDeviceId), () => this.upsertNow(driverKey, driverDeviceId, fields));
+  }
+
+  private async upsertNow(driverKey: string, driverDeviceId: string, fields: DiscoveredFields & { name: string }): Promise<{ device: LogicalDevice; created: boolean }> {
+    const existing = this.findByDriver(driverKey, driverDeviceId);
+    const now = this.clock.now();
+    if (existing) {
+      const device = this.merge(existing, fields, now);
+      device.removed = false;
+      await this.persist(device);
+      this.events.emit('device.updated', { device, at: now });
+      return { device, created: false };
+    }
+    const device: LogicalDevice = {
+      id: randomUUID(),
+      name: fields.name,
+      driverKey,
+      driverDeviceId,
+      category: fields.category ?? 'generic',
+      room: null,
+      tags: [],
+      capabilities: fields.capabilities ?? [],
+      properties: fields.properties ?? {},
+      commands: normalizeCommands(fields.commands),
+      remoteSources: [],
+      removed: false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.persist(device);
+    this.events.emit('device.discovered', { device, at: now });
+    return { device, created: true };
+  }
+
+  updateFromDriver(driverKey: string, driverDeviceId: string, fields: DiscoveredFields): Promise<LogicalDevice | undefined> {
+    return this.serialized(identity(driverKey, driverDeviceId), () => this.updateNow(driverKey, driverDeviceId, fields));
+  }
+
+  private async updateNow(driverKey: string, driverDeviceId: string, fields: DiscoveredFields): Promise<LogicalDevice | undefined> {
+    const existing = this.findByDriver(driverKey, driverDeviceId);
+    if (!existing) return undefined;
+    const now = this.clock.now();
+    const device = this.merge(existing, fields, now);
+    await this.persist(device);
+    this.events.emit('device.updated', { device, at: now });
+    return device;
+  }
+
+  /** Marks removed: kept with its history, hidden from lists unless asked for. */
+  async markRemoved(id: string): Promise<LogicalDevice | undefined> {
+    const existing = this.byId.get(id);
+    if (!existing || existing.removed) return undefined;
+    const now = this.clock.now();
+    const device = { ...existing, removed: true, updatedAt: now };
+    await this.persist(device);
+    this.events.emit('device.removed', { deviceId: id, at: now });
+    return device;
+  }
+
+  /** Creates a device that no driver reports (GENERIC_IR and other hub-managed devices). */
+  async create(fields: Omit<LogicalDevice, 'id' | 'createdAt' | 'updatedAt' | 'removed'>): Promise<LogicalDevice> {
+    const now = this.clock.now();
+    const device: LogicalDevice = { ...fields, id: randomUUID(), removed: false, createdAt: now, updatedAt: now };
+    await this.persist(device);
+    this.events.emit('device.discovered', { device, at: now });
+    return device;
+  }
+
+  async replace(id: string, changes: Partial<Omit<LogicalDevice, 'id' | 'createdAt' | 'driverKey' | 'driverDeviceId'>>): Promise<LogicalDevice> {
+    const existing = this.get(id);
+    const now = this.clock.now();
+    const device: LogicalDevice = { ...existing, ...changes, updatedAt: now };
+    await this.persist(device);
+    this.events.emit('device.updated', { device, at: now });
+    return device;
+  }
+
+  async updateMetadata(id: string, meta: DeviceMetadata): Promise<LogicalDevice> {
+    const changes: Partial<LogicalDevice> = {};
+    if (meta.tags !== undefined) changes.tags = [...new Set(meta.tags)];
+    if (meta.room !== undefined) changes.room = meta.room;
+    if (meta.remoteSources !== undefined) changes.remoteSources = meta.remoteSources;
+    return this.replace(id, changes);
+  }
+
+  private merge(existing: LogicalDevice, fields: DiscoveredFields, now: number): LogicalDevice {
+    return {
+      ...existing,
+      ...(fields.name !== undefined ? { name: fields.name } : {}),
+      ...(fields.category !== undefined ? { category: fields.category } : {}),
+      ...(fields.capabilities !== undefined ? { capabilities: fields.capabilities } : {}),
+      ...(fields.commands !== undefined ? { commands: normalizeCommands(fields.commands) } : {}),
+      ...(fields.properties !== undefined ? { properties: { ...existing.properties, ...fields.properties } } : {}),
+      updatedAt: now,
+    };
+  }
+
+  private serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(key) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.queues.set(key, settled);
+    void settled.then(() => {
+      if (this.queues.get(key) === settled) this.queues.delete(key);
+    });
+    return next;
+  }
+
+  private async persist(device: LogicalDevice): Promise<void> {
+    await this.repo.save(device);
+    this.index(device);
+  }
+
+  private index(device: LogicalDevice): void {
+    this.byId.set(device.id, device);
+    if (device.driverDeviceId !== null) this.byDriverIdentity.set(identity(device.driverKey, device.driverDeviceId), device.id);
+  }
+}
+
+function identity(driverKey: string, driverDeviceId: string): string {
+  return `${driverKey}\u0000${driverDeviceId}`;
+}

@@ -1,0 +1,196 @@
+import type { Clock } from '../../platform/clock.js';
+import { DomainError, invalid, unprocessable } from '../../platform/errors.js';
+import type { DriverManager } from '../drivers/driver-manager.js';
+import type { DomainEventBus } from '../events.js';
+import { validateIrCommand, validateIrCommands, isValidExtenderIp, type IrCommand, type IrCommands } from '../ir/ir-command.js';
+import type { ItachClient } from '../ir/itach-client.js';
+import type { StateAuthority } from '../state/state-authority.js';
+import type { DeviceRegistry } from './device-registry.js';
+import { GENERIC_IR, type DeviceMetadata, type LogicalDevice } from './model.js';
+
+/**
+ * Driver command names behind the capability routes. A driver that offers a capability lists it
+ * in `capabilities` (or offers commands with its prefix) and answers these commands.
+ */
+export const CAPABILITY_COMMANDS = {
+  apps: { list: 'apps.list', icon: 'apps.icon', launch: 'apps.launch' },
+  equalizer: { get: 'equalizer.get', set: 'equalizer.set' },
+  scenes: { list: 'scenes.list', run: 'scenes.run' },
+} as const;
+export type Capability = keyof typeof CAPABILITY_COMMANDS;
+
+export interface DeviceView extends LogicalDevice {
+  online: boolean;
+}
+
+export interface IrDeviceInput {
+  id?: string;
+  name: string;
+  extenderIp: string;
+  irCommands: IrCommands;
+  category?: string;
+  room?: string | null;
+  tags?: string[];
+}
+
+export interface AppIcon {
+  contentType: string;
+  bytes: Buffer;
+}
+
+const ICON_CACHE_LIMIT = 256;
+const ICON_TTL_MS = 60 * 60 * 1000;
+const MAX_ICON_BYTES = 512 * 1024;
+
+export function hasCapability(device: LogicalDevice, capability: string): boolean {
+  return device.capabilities.includes(capability) || device.commands.some((c) => c.name.startsWith(`${capability}.`));
+}
+
+/**
+ * Device use cases: views that join the registry with live state, command dispatch to a driver
+ * or to an IR extender, the capability commands, metadata and hub-managed IR devices.
+ */
+export class DeviceService {
+  private readonly icons = new Map<string, { icon: AppIcon; at: number }>();
+
+  constructor(
+    readonly registry: DeviceRegistry,
+    readonly state: StateAuthority,
+    readonly drivers: DriverManager,
+    private readonly ir: ItachClient,
+    private readonly events: DomainEventBus,
+    private readonly clock: Clock,
+  ) {}
+
+  view(device: LogicalDevice): DeviceView {
+    return { ...device, online: this.isOnline(device) };
+  }
+
+  isOnline(device: LogicalDevice): boolean {
+    if (device.removed) return false;
+    // IR devices have no driver to vouch for them; they are as online as their configuration.
+    if (device.driverKey === GENERIC_IR) return true;
+    return this.state.peek(device.id)?.online ?? false;
+  }
+
+  list(options: { includeRemoved?: boolean; category?: string; room?: string } = {}): DeviceView[] {
+    return this.registry
+      .list({ includeRemoved: options.includeRemoved })
+      .filter((d) => (!options.category || d.category === options.category) && (!options.room || d.room === options.room))
+      .map((d) => this.view(d));
+  }
+
+  /**
+   * Runs a command. For GENERIC_IR devices the command is a key of `properties.irCommands`, sent
+   * to the extender; for every other device it becomes an ACTION to its driver.
+   */
+  async command(id: string, command: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const device = this.registry.get(id);
+    if (device.driverKey === GENERIC_IR) return this.sendIrKey(device, command);
+    if (device.commands.length > 0 && !device.commands.some((c) => c.name === command) && !isCapabilityCommand(command)) {
+      throw unprocessable('COMMAND_NOT_SUPPORTED', `Device ${device.name} has no command ${command}.`, {
+        deviceId: id,
+        command,
+        supported: device.commands.map((c) => c.name),
+      });
+    }
+    return this.drivers.execute(device, command, params);
+  }
+
+  async capability(id: string, capability: Capability, command: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const device = this.registry.get(id);
+    if (!hasCapability(device, capability)) {
+      throw unprocessable('CAPABILITY_NOT_SUPPORTED', `Device ${device.name} does not support ${capability}.`, { deviceId: id, capability });
+    }
+    return this.drivers.execute(device, command, params);
+  }
+
+  /** An app icon as bytes, asked of the driver once and cached for an hour. */
+  async appIcon(id: string, appId: string): Promise<AppIcon> {
+    const key = `${id}\u0000${appId}`;
+    const cached = this.icons.get(key);
+    if (cached && this.clock.now() - cached.at < ICON_TTL_MS) return cached.icon;
+    const result = (await this.capability(id, 'apps', CAPABILITY_COMMANDS.apps.icon, { appId })) as { contentType?: unknown; data?: unknown } | null;
+    if (!result || typeof result.data !== 'string' || typeof result.contentType !== 'string' || !/^image\/[\w.+-]+$/.test(result.contentType)) {
+      throw new DomainError('upstream_failed', 'INVALID_DRIVER_RESULT', 'The driver answered apps.icon without {contentType: "image/…", data: base64}.', { deviceId: id, appId });
+    }
+    const bytes = Buffer.from(result.data, 'base64');
+    if (bytes.length === 0 || bytes.length > MAX_ICON_BYTES) {
+      throw new DomainError('upstream_failed', 'INVALID_DRIVER_RESULT', `The driver's icon is empty or larger than ${MAX_ICON_BYTES} bytes.`, { deviceId: id, appId });
+    }
+    const icon = { contentType: result.contentType, bytes };
+    if (this.icons.size >= ICON_CACHE_LIMIT) this.icons.delete(this.icons.keys().next().value!);
+    this.icons.set(key, { icon, at: this.clock.now() });
+    return icon;
+  }
+
+  async updateMetadata(id: string, meta: DeviceMetadata): Promise<DeviceView> {
+    return this.view(await this.registry.updateMetadata(id, meta));
+  }
+
+  /** Creates or edits a GENERIC_IR device. */
+  async saveIrDevice(input: IrDeviceInput): Promise<DeviceView> {
+    if (!isValidExtenderIp(input.extenderIp)) throw invalid('INVALID_EXTENDER_IP', `extenderIp ${input.extenderIp} is not an IP address.`, { field: 'extenderIp' });
+    const problems = validateIrCommands(input.irCommands);
+    if (problems.length > 0) throw invalid('INVALID_IR_COMMAND', `irCommands: ${problems[0]}`, { field: 'irCommands', problems });
+    const properties: Record<string, unknown> = { extenderIp: input.extenderIp, irCommands: input.irCommands };
+    const commands = Object.keys(input.irCommands).map((name) => ({ name }));
+    if (input.id) {
+      const existing = this.registry.get(input.id);
+      if (existing.driverKey !== GENERIC_IR) throw unprocessable('NOT_AN_IR_DEVICE', `Device ${input.id} is not a GENERIC_IR device.`, { deviceId: input.id });
+      return this.view(
+        await this.registry.replace(input.id, {
+          name: input.name,
+          properties: { ...existing.properties, ...properties },
+          commands,
+          ...(input.category !== undefined ? { category: input.category } : {}),
+          ...(input.room !== undefined ? { room: input.room } : {}),
+          ...(input.tags !== undefined ? { tags: input.tags } : {}),
+        }),
+      );
+    }
+    return this.view(
+      await this.registry.create({
+        name: input.name,
+        driverKey: GENERIC_IR,
+        driverDeviceId: null,
+        category: input.category ?? 'ir',
+        room: input.room ?? null,
+        tags: input.tags ?? [],
+        capabilities: ['ir'],
+        properties,
+        commands,
+        remoteSources: [],
+      }),
+    );
+  }
+
+  /** Sends raw IR data without a device (IR test tool). */
+  async transmitIr(extenderIp: string, cmd: IrCommand, origin: { deviceId: string | null; key: string | null } = { deviceId: null, key: null }) {
+    if (!isValidExtenderIp(extenderIp)) throw invalid('INVALID_EXTENDER_IP', `extenderIp ${extenderIp} is not an IP address.`, { field: 'extenderIp' });
+    const problems = validateIrCommand(cmd);
+    if (problems.length > 0) throw invalid('INVALID_IR_COMMAND', problems[0]!, { problems });
+    const sent = await this.ir.send(extenderIp, cmd);
+    this.events.emit('ir.transmitted', { ...origin, host: extenderIp, freqKhz: cmd.freq_khz, raw: cmd.raw, line: sent.line, at: this.clock.now() });
+    return sent;
+  }
+
+  private async sendIrKey(device: LogicalDevice, key: string): Promise<unknown> {
+    const props = device.properties as { extenderIp?: unknown; irCommands?: Record<string, IrCommand> };
+    const cmd = props.irCommands && Object.hasOwn(props.irCommands, key) ? props.irCommands[key] : undefined;
+    if (!cmd) {
+      throw unprocessable('COMMAND_NOT_SUPPORTED', `Device ${device.name} has no IR key ${key}.`, {
+        deviceId: device.id,
+        command: key,
+        supported: Object.keys(props.irCommands ?? {}),
+      });
+    }
+    if (typeof props.extenderIp !== 'string') throw unprocessable('IR_DEVICE_MISCONFIGURED', `Device ${device.name} has no extenderIp.`, { deviceId: device.id });
+    const sent = await this.transmitIr(props.extenderIp, cmd, { deviceId: device.id, key });
+    return { key, extenderIp: props.extenderIp, line: sent.line.replace(/\r$/, '') };
+  }
+}
+
+function isCapabilityCommand(command: string): boolean {
+  return Object.values(CAPABILITY_COMMANDS).some((group) => Object.values(group).includes(command as never));
+}

@@ -1,0 +1,160 @@
+import { Type } from 'typebox';
+import { defineOperation } from '../../platform/operations.js';
+import { IrCommandsSchema } from '../ir/ir-command.js';
+import { CAPABILITY_COMMANDS, type DeviceService } from './device-service.js';
+import { CommandResultSchema, DeviceDetailSchema, DeviceSchema, IdParam, RemoteSourceSchema } from './schemas.js';
+
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+export function deviceOperations(devices: DeviceService) {
+  const detail = (id: string) => {
+    const device = devices.registry.get(id);
+    return { ...devices.view(device), state: devices.state.get(id) };
+  };
+  return {
+    list: defineOperation({
+      name: 'devices.list',
+      summary: 'List logical devices.',
+      access: 'authenticated',
+      input: Type.Object({
+        includeRemoved: Type.Optional(Type.Boolean({ description: 'Also list devices their driver removed.' })),
+        category: Type.Optional(Type.String()),
+        room: Type.Optional(Type.String()),
+      }),
+      output: Type.Object({ devices: Type.Array(DeviceSchema) }),
+      async handler(input) {
+        return { devices: devices.list(input) };
+      },
+    }),
+    get: defineOperation({
+      name: 'devices.get',
+      summary: 'Device details with its current state.',
+      access: 'authenticated',
+      input: Type.Object({ id: IdParam }),
+      output: DeviceDetailSchema,
+      async handler({ id }) {
+        return detail(id);
+      },
+    }),
+    command: defineOperation({
+      name: 'devices.command',
+      summary: 'Dispatch a command (for GENERIC_IR devices, a key of properties.irCommands) and wait for the result.',
+      description:
+        'Standard commands go to the device\'s driver as ACTION; the answer waits for its ACTION_RESULT. 422 COMMAND_NOT_SUPPORTED when the device does not offer the command, 502 DRIVER_ERROR with the driver\'s error, 503 DRIVER_OFFLINE, 504 DRIVER_TIMEOUT. IR keys go to the extender: 502 IR_EXTENDER_ERROR / IR_EXTENDER_UNREACHABLE, 504 IR_EXTENDER_TIMEOUT.',
+      access: 'authenticated',
+      input: Type.Object({ id: IdParam, command: Type.String({ minLength: 1, maxLength: 200 }), params: Type.Optional(JsonObject) }),
+      output: CommandResultSchema,
+      async handler({ id, command, params }) {
+        const result = await devices.command(id, command, params ?? {});
+        return result === undefined ? { ok: true as const } : { ok: true as const, result };
+      },
+    }),
+    apps: defineOperation({
+      name: 'devices.apps',
+      summary: `Launchable apps of an app-capable device (driver command ${CAPABILITY_COMMANDS.apps.list}).`,
+      access: 'authenticated',
+      input: Type.Object({ id: IdParam }),
+      output: Type.Object({ deviceId: Type.String(), apps: Type.Array(Type.Record(Type.String(), Type.Unknown())) }),
+      async handler({ id }) {
+        const result = (await devices.capability(id, 'apps', CAPABILITY_COMMANDS.apps.list)) as { apps?: unknown } | unknown[] | null;
+        const apps = Array.isArray(result) ? result : Array.isArray(result?.apps) ? result.apps : [];
+        return { deviceId: id, apps: apps.filter((a): a is Record<string, unknown> => !!a && typeof a === 'object') };
+      },
+    }),
+    launchApp: defineOperation({
+      name: 'devices.apps.launch',
+      summary: `Launch an app (driver command ${CAPABILITY_COMMANDS.apps.launch} with {appId}).`,
+      access: 'authenticated',
+      input: Type.Object({ id: IdParam, appId: IdParam }),
+      output: CommandResultSchema,
+      async handler({ id, appId }) {
+        const result = await devices.capability(id, 'apps', CAPABILITY_COMMANDS.apps.launch, { appId });
+        return result === undefined ? { ok: true as const } : { ok: true as const, result };
+      },
+    }),
+    getEqualizer: defineOperation({
+      name: 'devices.equalizer.get',
+      summary: `Equalizer and sound-mode summary (driver command ${CAPABILITY_COMMANDS.equalizer.get}), with the device's equalizer commands and state.`,
+      access: 'authenticated',
+      input: Type.Object({ id: IdParam }),
+      output: Type.Object({
+        deviceId: Type.String(),
+        commands: Type.Array(Type.String({ description: 'Equalizer and sound-mode commands the device offers.' })),
+        state: JsonObject,
+        equalizer: Type.Unknown({ description: 'The driver\'s answer to equalizer.get.' }),
+      }),
+      async handler({ id }) {
+        const equalizer = await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.get);
+        const device = devices.registry.get(id);
+        const commands = device.commands.map((c) => c.name).filter((n) => /^(equalizer|sound_?mode|bass|treble|balance|loudness)/i.test(n));
+        const state = Object.fromEntries(
+          Object.entries(devices.state.get(id).state).filter(([k]) => /^(equalizer|eq|sound_?mode|bass|treble|balance|loudness)/i.test(k)),
+        );
+        return { deviceId: id, commands, state, equalizer: equalizer ?? null };
+      },
+    }),
+    setEqualizer: defineOperation({
+      name: 'devices.equalizer.set',
+      summary: `Set equalizer bands or the sound mode (driver command ${CAPABILITY_COMMANDS.equalizer.set}; the body becomes its params).`,
+      access: 'authenticated',
+      input: Type.Object({
+        id: IdParam,
+        bands: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'Band name → level, e.g. {"bass": 3, "treble": -1}.' })),
+        soundMode: Type.Optional(Type.String({ maxLength: 100, description: 'Sound mode, e.g. "movie".' })),
+        preset: Type.Optional(Type.String({ maxLength: 100 })),
+      }),
+      output: CommandResultSchema,
+      async handler({ id, ...params }) {
+        const result = await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.set, params);
+        return result === undefined ? { ok: true as const } : { ok: true as const, result };
+      },
+    }),
+    scenes: defineOperation({
+      name: 'devices.scenes',
+      summary: `Scenes a device exposes (driver command ${CAPABILITY_COMMANDS.scenes.list}).`,
+      access: 'authenticated',
+      input: Type.Object({ id: IdParam }),
+      output: Type.Object({ deviceId: Type.String(), scenes: Type.Array(Type.Record(Type.String(), Type.Unknown())) }),
+      async handler({ id }) {
+        const result = (await devices.capability(id, 'scenes', CAPABILITY_COMMANDS.scenes.list)) as { scenes?: unknown } | unknown[] | null;
+        const scenes = Array.isArray(result) ? result : Array.isArray(result?.scenes) ? result.scenes : [];
+        return { deviceId: id, scenes: scenes.filter((s): s is Record<string, unknown> => !!s && typeof s === 'object') };
+      },
+    }),
+    metadata: defineOperation({
+      name: 'devices.metadata',
+      summary: 'Update tags, primary room or remote-source metadata; fields left out stay as they are.',
+      access: 'authenticated',
+      input: Type.Object({
+        id: IdParam,
+        tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 50 })),
+        room: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
+        remoteSources: Type.Optional(Type.Array(RemoteSourceSchema, { maxItems: 50 })),
+      }),
+      output: DeviceSchema,
+      async handler({ id, ...meta }) {
+        return devices.updateMetadata(id, meta);
+      },
+    }),
+    saveIr: defineOperation({
+      name: 'devices.ir.save',
+      summary: 'Create (no id) or edit (with id) a GENERIC_IR device.',
+      access: 'authenticated',
+      input: Type.Object({
+        id: Type.Optional(IdParam),
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+        extenderIp: Type.String({ minLength: 1, maxLength: 100, description: 'IP address of the iTach-compatible IR extender.' }),
+        irCommands: IrCommandsSchema,
+        category: Type.Optional(Type.String({ maxLength: 100 })),
+        room: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        tags: Type.Optional(Type.Array(Type.String({ maxLength: 50 }), { maxItems: 50 })),
+      }),
+      output: DeviceSchema,
+      async handler(input) {
+        return devices.saveIrDevice(input);
+      },
+    }),
+  };
+}
+
+export type DeviceOperations = ReturnType<typeof deviceOperations>;

@@ -1,0 +1,15 @@
+import type { ServerToDriverMessage } from './messages.js';
+
+/**
+ * One connected driver instance, whatever carries it (a WebSocket or a child process's stdio).
+ * The driver manager talks to drivers only through links, so both transports behave alike.
+ */
+export interface DriverLink {
+  readonly driverKey: string;
+  readonly instanceId: string;
+  readonly transport: 'websocket' | 'process';
+  /** Queues a message to the driver. Never throws; a closed link drops it. */
+  send(message: ServerToDriverMessage): void;
+  /** Ends the connection (the process is stopped by its supervisor, not here). */
+  close(reason: string): void;
+}

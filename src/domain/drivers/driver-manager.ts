@@ -1,0 +1,280 @@
+import { randomUUID } from 'node:crypto';
+import { Compile } from 'typebox/compile';
+import type { Clock } from '../../platform/clock.js';
+import { DomainError } from '../../platform/errors.js';
+import type { DeviceRegistry } from '../devices/device-registry.js';
+import type { LogicalDevice } from '../devices/model.js';
+import type { DomainEventBus } from '../events.js';
+import type { StateAuthority } from '../state/state-authority.js';
+import type { DriverLink } from './driver-link.js';
+import { DRIVER_EVENT_SCHEMAS, DriverRegistration, PROTOCOL_VERSION, type DriverEvent, type DriverEventType } from './messages.js';
+
+export interface DriverManagerLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** The outcome of a message from a driver, so the transport can answer a bad one its own way. */
+export type Receipt = { ok: true } | { ok: false; code: 'INVALID_MESSAGE' | 'UNKNOWN_TYPE'; message: string };
+
+interface PendingAction {
+  link: DriverLink;
+  deviceId: string;
+  command: string;
+  startedAt: number;
+  resolve(result: unknown): void;
+  reject(err: DomainError): void;
+  timer: NodeJS.Timeout;
+}
+
+export interface DriverInfo {
+  driverKey: string;
+  instanceId: string;
+  transport: string;
+  connectedAt: number;
+  devices: number;
+}
+
+const registrationCheck = Compile(DriverRegistration);
+const eventChecks = Object.fromEntries(
+  Object.entries(DRIVER_EVENT_SCHEMAS).map(([type, schema]) => [type, Compile(schema)]),
+) as Record<DriverEventType, ReturnType<typeof Compile>>;
+
+/**
+ * Connected drivers and the traffic with them, whatever their transport: registration and
+ * replacement of instances, the events they send (into the device registry and the state
+ * authority), and actions sent to them with their results correlated and timed out.
+ */
+export class DriverManager {
+  private readonly links = new Map<string, { link: DriverLink; connectedAt: number }>();
+  /** Which driver instance last spoke for a hub device: actions go there. */
+  private readonly deviceLink = new Map<string, string>();
+  private readonly pending = new Map<string, PendingAction>();
+  /** Messages of one link apply in order: a STATE_UPDATE must not overtake its DEVICE_DISCOVERED. */
+  private readonly inflight = new Map<DriverLink, Promise<void>>();
+
+  constructor(
+    private readonly devices: DeviceRegistry,
+    private readonly state: StateAuthority,
+    private readonly events: DomainEventBus,
+    private readonly clock: Clock,
+    private readonly log: DriverManagerLogger,
+    private readonly actionTimeoutMs: number,
+  ) {}
+
+  /** Validates a registration message; returns the problem in words, or undefined when valid. */
+  checkRegistration(message: unknown): { registration: DriverRegistration } | { error: string; code: 'INVALID_REGISTRATION' | 'UNSUPPORTED_PROTOCOL_VERSION' } {
+    if (!registrationCheck.Check(message)) {
+      const first = registrationCheck.Errors(message)[0];
+      return { code: 'INVALID_REGISTRATION', error: `registration must be {method:"driver.register", driverKey, instanceId, protocolVersion}${first ? `: ${first.instancePath || '/'} ${first.message}` : ''}` };
+    }
+    const registration = message as DriverRegistration;
+    if (registration.protocolVersion !== PROTOCOL_VERSION) {
+      return { code: 'UNSUPPORTED_PROTOCOL_VERSION', error: `protocolVersion ${registration.protocolVersion} is not supported; this hub speaks ${PROTOCOL_VERSION}` };
+    }
+    return { registration };
+  }
+
+  /** Takes a registered link into service; a link with the same instanceId is replaced. */
+  attach(link: DriverLink): void {
+    const previous = this.links.get(link.instanceId);
+    if (previous && previous.link !== link) {
+      this.log.info({ driverKey: link.driverKey, instanceId: link.instanceId }, 'driver instance replaced by a new connection');
+      this.detach(previous.link, 'replaced by a new connection');
+      previous.link.send({ type: 'DRIVER_STATUS', status: 'replaced', message: 'Another connection registered with this instanceId.' });
+      previous.link.close('replaced');
+    }
+    const at = this.clock.now();
+    this.links.set(link.instanceId, { link, connectedAt: at });
+    link.send({ type: 'DRIVER_STATUS', status: 'registered', message: `Registered ${link.driverKey}/${link.instanceId}.` });
+    this.events.emit('driver.connected', { driverKey: link.driverKey, instanceId: link.instanceId, transport: link.transport, at });
+  }
+
+  /** The link is gone: its devices go offline and its pending actions fail now, not at timeout. */
+  detach(link: DriverLink, reason: string): void {
+    const current = this.links.get(link.instanceId);
+    if (!current || current.link !== link) return;
+    this.links.delete(link.instanceId);
+    this.inflight.delete(link);
+    for (const [deviceId, instanceId] of this.deviceLink) {
+      if (instanceId !== link.instanceId) continue;
+      this.deviceLink.delete(deviceId);
+      this.state.setOnline(deviceId, false);
+    }
+    for (const [actionId, action] of this.pending) {
+      if (action.link !== link) continue;
+      this.settle(actionId);
+      action.reject(new DomainError('upstream_failed', 'DRIVER_DISCONNECTED', `The driver ${link.driverKey} disconnected before answering.`, { driverKey: link.driverKey }));
+    }
+    this.events.emit('driver.disconnected', { driverKey: link.driverKey, instanceId: link.instanceId, reason, at: this.clock.now() });
+  }
+
+  /** Handles one parsed message from a registered driver. */
+  async receive(link: DriverLink, message: unknown): Promise<Receipt> {
+    const type = (message as { type?: unknown } | null)?.type;
+    if (typeof type !== 'string' || !(type in eventChecks)) {
+      return { ok: false, code: 'UNKNOWN_TYPE', message: `unknown message type ${JSON.stringify(type ?? null)}; expected one of ${Object.keys(eventChecks).join(', ')}` };
+    }
+    const check = eventChecks[type as DriverEventType];
+    if (!check.Check(message)) {
+      const first = check.Errors(message)[0];
+      return { ok: false, code: 'INVALID_MESSAGE', message: `${type}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'invalid'}` };
+    }
+    const prior = this.inflight.get(link);
+    const run = prior ? prior.then(() => this.apply(link, message as DriverEvent)) : this.apply(link, message as DriverEvent);
+    const tracked = run.catch((err: unknown) => this.log.error({ err, driverKey: link.driverKey, type }, 'applying a driver message failed'));
+    this.inflight.set(link, tracked);
+    await tracked;
+    if (this.inflight.get(link) === tracked) this.inflight.delete(link);
+    return { ok: true };
+  }
+
+  /**
+   * Sends a command to the driver of a device and waits for its ACTION_RESULT.
+   * Rejects with: unavailable DRIVER_OFFLINE, timeout DRIVER_TIMEOUT, upstream_failed DRIVER_ERROR.
+   */
+  execute(device: LogicalDevice, command: string, params: Record<string, unknown>, options: { timeoutMs?: number; kind?: 'ACTION' | 'COMMAND_EXECUTE' } = {}): Promise<unknown> {
+    const link = this.linkFor(device);
+    if (!link || device.driverDeviceId === null) {
+      return Promise.reject(new DomainError('unavailable', 'DRIVER_OFFLINE', `The driver ${device.driverKey} of device ${device.id} is not connected.`, { deviceId: device.id, driverKey: device.driverKey }, 5));
+    }
+    const actionId = randomUUID();
+    const timeoutMs = options.timeoutMs ?? this.actionTimeoutMs;
+    const startedAt = this.clock.now();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.settle(actionId);
+        reject(new DomainError('timeout', 'DRIVER_TIMEOUT', `The driver ${device.driverKey} did not answer ${command} within ${timeoutMs} ms.`, { deviceId: device.id, command, timeoutMs }));
+      }, timeoutMs);
+      this.pending.set(actionId, { link, deviceId: device.id, command, startedAt, resolve, reject, timer });
+      link.send({ type: options.kind ?? 'ACTION', actionId, deviceId: device.driverDeviceId!, command, params });
+    });
+  }
+
+  /** Sends a free-form message to every connected instance of a driver. */
+  message(driverKey: string, payload: unknown): number {
+    let sent = 0;
+    for (const { link } of this.links.values()) {
+      if (link.driverKey !== driverKey) continue;
+      link.send({ type: 'DRIVER_MESSAGE', payload });
+      sent++;
+    }
+    return sent;
+  }
+
+  isConnected(driverKey: string): boolean {
+    for (const { link } of this.links.values()) if (link.driverKey === driverKey) return true;
+    return false;
+  }
+
+  list(): DriverInfo[] {
+    const counts = new Map<string, number>();
+    for (const instanceId of this.deviceLink.values()) counts.set(instanceId, (counts.get(instanceId) ?? 0) + 1);
+    return [...this.links.values()].map(({ link, connectedAt }) => ({
+      driverKey: link.driverKey,
+      instanceId: link.instanceId,
+      transport: link.transport,
+      connectedAt,
+      devices: counts.get(link.instanceId) ?? 0,
+    }));
+  }
+
+  /** Closes every link (at shutdown) and fails what is pending. */
+  stop(): void {
+    for (const { link } of [...this.links.values()]) {
+      this.detach(link, 'hub stopping');
+      link.close('hub stopping');
+    }
+  }
+
+  private linkFor(device: LogicalDevice): DriverLink | undefined {
+    const instanceId = this.deviceLink.get(device.id);
+    const preferred = instanceId ? this.links.get(instanceId)?.link : undefined;
+    if (preferred) return preferred;
+    for (const { link } of this.links.values()) if (link.driverKey === device.driverKey) return link;
+    return undefined;
+  }
+
+  private settle(actionId: string): PendingAction | undefined {
+    const action = this.pending.get(actionId);
+    if (!action) return undefined;
+    clearTimeout(action.timer);
+    this.pending.delete(actionId);
+    return action;
+  }
+
+  private claim(link: DriverLink, deviceId: string): void {
+    if (this.deviceLink.get(deviceId) !== link.instanceId) this.deviceLink.set(deviceId, link.instanceId);
+  }
+
+  private async apply(link: DriverLink, event: DriverEvent): Promise<void> {
+    switch (event.type) {
+      case 'DEVICE_DISCOVERED': {
+        const { id, state, ...fields } = event.device;
+        const { device } = await this.devices.upsertDiscovered(link.driverKey, id, fields);
+        this.claim(link, device.id);
+        if (state && Object.keys(state).length > 0) this.state.update(device.id, state);
+        else this.state.setOnline(device.id, true);
+        return;
+      }
+      case 'DEVICE_UPDATED': {
+        const { id, state, ...fields } = event.device;
+        const device = await this.devices.updateFromDriver(link.driverKey, id, fields);
+        if (!device) return this.unknownDevice(link, id, event.type);
+        this.claim(link, device.id);
+        if (state && Object.keys(state).length > 0) this.state.update(device.id, state);
+        return;
+      }
+      case 'DEVICE_REMOVED': {
+        const device = this.devices.findByDriver(link.driverKey, event.deviceId);
+        if (!device) return this.unknownDevice(link, event.deviceId, event.type);
+        this.deviceLink.delete(device.id);
+        this.state.setOnline(device.id, false);
+        await this.devices.markRemoved(device.id);
+        return;
+      }
+      case 'STATE_UPDATE': {
+        const device = this.devices.findByDriver(link.driverKey, event.deviceId);
+        if (!device || device.removed) return this.unknownDevice(link, event.deviceId, event.type);
+        this.claim(link, device.id);
+        this.state.update(device.id, event.state);
+        return;
+      }
+      case 'METRIC_UPDATE': {
+        const device = this.devices.findByDriver(link.driverKey, event.deviceId);
+        if (!device) return this.unknownDevice(link, event.deviceId, event.type);
+        this.state.recordMetrics(device.id, event.metrics);
+        return;
+      }
+      case 'ACTION_RESULT': {
+        const action = this.pending.get(event.actionId);
+        if (!action || action.link !== link) {
+          this.log.warn({ driverKey: link.driverKey, actionId: event.actionId }, 'ACTION_RESULT for no pending action (late or foreign); ignored');
+          return;
+        }
+        this.settle(event.actionId);
+        const durationMs = this.clock.now() - action.startedAt;
+        this.events.emit('device.command_executed', { deviceId: action.deviceId, command: action.command, ok: event.ok, durationMs, at: this.clock.now() });
+        if (event.ok) action.resolve(event.result);
+        else {
+          action.reject(
+            new DomainError('upstream_failed', 'DRIVER_ERROR', event.error ?? `The driver failed to execute ${action.command}.`, {
+              driverKey: link.driverKey,
+              command: action.command,
+              driverError: event.error ?? null,
+              ...(event.result === undefined ? {} : { result: event.result }),
+            }),
+          );
+        }
+        return;
+      }
+      case 'PONG':
+        return;
+    }
+  }
+
+  private unknownDevice(link: DriverLink, driverDeviceId: string, type: string): void {
+    this.log.warn({ driverKey: link.driverKey, driverDeviceId, type }, 'message for a device the driver never discovered; ignored');
+  }
+}

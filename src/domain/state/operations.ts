@@ -1,0 +1,43 @@
+import { Type } from 'typebox';
+import { defineOperation } from '../../platform/operations.js';
+import type { DeviceService } from '../devices/device-service.js';
+import { DeviceStateSchema, IdParam } from '../devices/schemas.js';
+
+export function stateOperations(devices: DeviceService, now: () => number) {
+  return {
+    snapshot: defineOperation({
+      name: 'state.snapshot',
+      summary: 'Point-in-time state of every device.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ at: Type.Integer(), devices: Type.Record(Type.String(), DeviceStateSchema) }),
+      async handler() {
+        const ids = devices.registry.list().map((d) => d.id);
+        const snapshot = devices.state.snapshot(ids);
+        for (const device of devices.registry.list()) snapshot[device.id]!.online = devices.isOnline(device);
+        return { at: now(), devices: snapshot };
+      },
+    }),
+    telemetry: defineOperation({
+      name: 'state.telemetry',
+      summary: 'Recent state changes and metrics of one device, newest last.',
+      description: 'Kept in memory per device, bounded by TELEMETRY_MAX_ENTRIES and TELEMETRY_MAX_AGE_SECONDS.',
+      access: 'authenticated',
+      input: Type.Object({
+        deviceId: IdParam,
+        since: Type.Optional(Type.Integer({ description: 'Oldest time, ms since epoch.' })),
+        until: Type.Optional(Type.Integer({ description: 'Newest time, ms since epoch.' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 500 })),
+        kind: Type.Optional(Type.Union([Type.Literal('state'), Type.Literal('metric')])),
+      }),
+      output: Type.Object({
+        deviceId: Type.String(),
+        entries: Type.Array(Type.Object({ at: Type.Integer(), kind: Type.String(), data: Type.Record(Type.String(), Type.Unknown()) })),
+      }),
+      async handler({ deviceId, since, until, limit, kind }) {
+        devices.registry.get(deviceId);
+        return { deviceId, entries: devices.state.telemetry.query(deviceId, { since, until, limit, kind, now: now() }) };
+      },
+    }),
+  };
+}

@@ -1,0 +1,147 @@
+import type { Clock } from '../../platform/clock.js';
+import type { StateRepository, StoredState } from '../devices/model.js';
+import type { DomainEventBus } from '../events.js';
+import { TelemetryStore, type TelemetryLimits } from './telemetry.js';
+
+export interface DeviceStateView {
+  state: Record<string, unknown>;
+  online: boolean;
+  /** False for state restored from storage that no driver has confirmed since the start. */
+  confirmed: boolean;
+  updatedAt: number | null;
+}
+
+interface Entry {
+  state: Record<string, unknown>;
+  online: boolean;
+  confirmed: boolean;
+  updatedAt: number | null;
+}
+
+export interface StateAuthorityLogger {
+  error(obj: unknown, msg: string): void;
+}
+
+/**
+ * The one source of device state: an in-memory map fed only by drivers. Partial updates merge.
+ * Changes are persisted write-behind in batches, so that after a restart the last known state is
+ * served (marked unconfirmed) until the driver reports again. Every change is an event.
+ */
+export class StateAuthority {
+  private readonly entries = new Map<string, Entry>();
+  private readonly dirty = new Set<string>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  readonly telemetry: TelemetryStore;
+
+  constructor(
+    private readonly repo: StateRepository,
+    private readonly clock: Clock,
+    private readonly events: DomainEventBus,
+    private readonly log: StateAuthorityLogger,
+    telemetry: TelemetryLimits,
+    private readonly flushIntervalMs = 250,
+  ) {
+    this.telemetry = new TelemetryStore(telemetry);
+  }
+
+  async load(): Promise<void> {
+    for (const stored of await this.repo.loadAll()) {
+      this.entries.set(stored.deviceId, { state: stored.state, online: false, confirmed: false, updatedAt: stored.updatedAt });
+    }
+  }
+
+  get(deviceId: string): DeviceStateView {
+    const entry = this.entries.get(deviceId);
+    return entry ? { ...entry } : { state: {}, online: false, confirmed: false, updatedAt: null };
+  }
+
+  /** The live state map itself, for snapshots; callers must not mutate it. */
+  peek(deviceId: string): Readonly<Entry> | undefined {
+    return this.entries.get(deviceId);
+  }
+
+  /** Merges a partial state a driver reported and emits the full merged state. */
+  update(deviceId: string, partial: Record<string, unknown>): Record<string, unknown> {
+    const now = this.clock.now();
+    let entry = this.entries.get(deviceId);
+    if (!entry) {
+      entry = { state: {}, online: true, confirmed: true, updatedAt: now };
+      this.entries.set(deviceId, entry);
+    }
+    // A new object per change: subscribers may keep the previous one.
+    entry.state = { ...entry.state, ...partial };
+    entry.confirmed = true;
+    entry.updatedAt = now;
+    const becameOnline = !entry.online;
+    entry.online = true;
+    this.markDirty(deviceId);
+    this.telemetry.record(deviceId, { at: now, kind: 'state', data: partial });
+    this.events.emit('device.state_changed', { deviceId, state: entry.state, changed: partial, at: now });
+    if (becameOnline) this.events.emit('device.online_changed', { deviceId, online: true, at: now });
+    return entry.state;
+  }
+
+  recordMetrics(deviceId: string, metrics: Record<string, unknown>): void {
+    const at = this.clock.now();
+    this.telemetry.record(deviceId, { at, kind: 'metric', data: metrics });
+    this.events.emit('device.metrics', { deviceId, metrics, at });
+  }
+
+  setOnline(deviceId: string, online: boolean): void {
+    let entry = this.entries.get(deviceId);
+    if (!entry) {
+      entry = { state: {}, online: false, confirmed: false, updatedAt: null };
+      this.entries.set(deviceId, entry);
+    }
+    if (entry.online === online) return;
+    entry.online = online;
+    this.events.emit('device.online_changed', { deviceId, online, at: this.clock.now() });
+  }
+
+  /** Full merged state of every known device. */
+  snapshot(deviceIds: Iterable<string>): Record<string, DeviceStateView> {
+    const out: Record<string, DeviceStateView> = {};
+    for (const id of deviceIds) out[id] = this.get(id);
+    return out;
+  }
+
+  start(): void {
+    this.flushTimer = setInterval(() => void this.flush(), this.flushIntervalMs);
+    this.flushTimer.unref();
+  }
+
+  /** Writes every changed state; safe to call at any time, runs one write at a time. */
+  async flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => this.flush());
+    if (this.dirty.size === 0) return;
+    const batch: StoredState[] = [];
+    for (const deviceId of this.dirty) {
+      const entry = this.entries.get(deviceId);
+      if (entry) batch.push({ deviceId, state: entry.state, updatedAt: entry.updatedAt ?? this.clock.now() });
+    }
+    this.dirty.clear();
+    this.flushing = this.repo.saveMany(batch).then(
+      () => undefined,
+      (err: unknown) => {
+        // Keep them dirty: the next flush tries again.
+        for (const s of batch) this.dirty.add(s.deviceId);
+        this.log.error({ err, devices: batch.length }, 'state flush failed');
+      },
+    );
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    await this.flush();
+  }
+
+  private markDirty(deviceId: string): void {
+    this.dirty.add(deviceId);
+  }
+}

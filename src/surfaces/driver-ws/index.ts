@@ -1,0 +1,182 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { DriverLink } from '../../domain/drivers/driver-link.js';
+import { MAX_DRIVER_MESSAGE_BYTES, type ServerToDriverMessage } from '../../domain/drivers/messages.js';
+import type { Hub } from '../../hub.js';
+
+export const DRIVER_WS_PATH = '/driver';
+
+/** WebSocket close codes this surface uses (documented in docs/drivers.md). */
+export const CLOSE = {
+  normal: 1000,
+  policy: 1008,
+  invalidJson: 1007,
+  tooBig: 1009,
+  registrationTimeout: 4000,
+  replaced: 4001,
+  tooSlow: 4002,
+  stopping: 1001,
+} as const;
+
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+class WebSocketDriverLink implements DriverLink {
+  readonly transport = 'websocket' as const;
+  constructor(
+    readonly driverKey: string,
+    readonly instanceId: string,
+    private readonly ws: WebSocket,
+  ) {}
+
+  send(message: ServerToDriverMessage): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.ws.close(CLOSE.tooSlow, 'driver does not read its messages');
+      return;
+    }
+    this.ws.send(JSON.stringify(message));
+  }
+
+  close(reason: string): void {
+    const code = reason === 'replaced' ? CLOSE.replaced : reason === 'hub stopping' ? CLOSE.stopping : CLOSE.normal;
+    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, reason.slice(0, 100));
+  }
+}
+
+function fail(ws: WebSocket, code: number, errorCode: string, message: string): void {
+  if (ws.readyState !== ws.OPEN) return;
+  ws.send(JSON.stringify({ type: 'DRIVER_STATUS', status: 'error', code: errorCode, message }));
+  ws.close(code, errorCode);
+}
+
+function parse(data: RawData): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(data.toString()) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+export interface DriverSocketSurface {
+  /** Routes an HTTP upgrade; returns false when the path is not the driver's. */
+  handleUpgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Listens on DRIVER_WS_PORT when it is set; returns the port. */
+  listenSeparately(port: number, host: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * The driver WebSocket: a raw `ws` server in noServer mode, so that it shares the HTTP server
+ * with Socket.IO without either one destroying the other's upgrades. It adapts sockets to
+ * DriverLinks; everything a message means is decided by the driver manager.
+ */
+export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
+  const log = hub.log.child({ component: 'driver-ws' });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_DRIVER_MESSAGE_BYTES });
+  const alive = new WeakMap<WebSocket, boolean>();
+  let separate: http.Server | undefined;
+
+  const heartbeat = setInterval(() => {
+    for (const ws of wss.clients) {
+      // A peer that missed the last ping is gone (half-open TCP); terminate frees its devices.
+      if (alive.get(ws) === false) {
+        ws.terminate();
+        continue;
+      }
+      alive.set(ws, false);
+      ws.ping();
+    }
+  }, hub.config.driverPingIntervalMs);
+  heartbeat.unref();
+
+  wss.on('connection', (ws: WebSocket, request: http.IncomingMessage) => {
+    const peer = request.socket.remoteAddress ?? 'unknown';
+    let link: WebSocketDriverLink | undefined;
+    alive.set(ws, true);
+    ws.on('pong', () => alive.set(ws, true));
+
+    const registrationTimer = setTimeout(() => {
+      log.warn({ peer }, 'driver did not register in time');
+      fail(ws, CLOSE.registrationTimeout, 'REGISTRATION_TIMEOUT', `Send driver.register within ${hub.config.driverRegistrationTimeoutMs} ms of connecting.`);
+    }, hub.config.driverRegistrationTimeoutMs);
+
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      const parsed = isBinary ? { ok: false as const } : parse(data);
+      if (!parsed.ok) {
+        log.warn({ peer, driverKey: link?.driverKey }, 'driver sent invalid JSON; closing');
+        fail(ws, CLOSE.invalidJson, 'INVALID_JSON', 'Every message must be one JSON object in a text frame.');
+        return;
+      }
+      if (!link) {
+        const checked = hub.drivers.checkRegistration(parsed.value);
+        if ('error' in checked) {
+          log.warn({ peer, code: checked.code }, 'driver registration refused');
+          fail(ws, CLOSE.policy, checked.code, checked.error);
+          return;
+        }
+        clearTimeout(registrationTimer);
+        link = new WebSocketDriverLink(checked.registration.driverKey, checked.registration.instanceId, ws);
+        hub.drivers.attach(link);
+        log.info({ peer, driverKey: link.driverKey, instanceId: link.instanceId }, 'driver registered');
+        return;
+      }
+      const current = link;
+      hub.drivers.receive(current, parsed.value).then(
+        (receipt) => {
+          if (receipt.ok) return;
+          log.warn({ driverKey: current.driverKey, code: receipt.code }, receipt.message);
+          current.send({ type: 'DRIVER_STATUS', status: 'error', code: receipt.code, message: receipt.message });
+        },
+        (err: unknown) => log.error({ err, driverKey: current.driverKey }, 'driver message failed'),
+      );
+    });
+
+    ws.on('error', (err) => {
+      // ws closes oversized (1009) and malformed frames itself; this only records why.
+      log.warn({ peer, driverKey: link?.driverKey, err: err.message }, 'driver socket error');
+    });
+
+    ws.on('close', (code) => {
+      clearTimeout(registrationTimer);
+      if (link) {
+        hub.drivers.detach(link, `socket closed (${code})`);
+        log.info({ driverKey: link.driverKey, instanceId: link.instanceId, code }, 'driver disconnected');
+      }
+    });
+  });
+
+  const surface: DriverSocketSurface = {
+    handleUpgrade(request, socket, head) {
+      const path = (request.url ?? '').split('?')[0];
+      if (path !== DRIVER_WS_PATH) return false;
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      return true;
+    },
+    async listenSeparately(port, host) {
+      separate = http.createServer((_req, res) => {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'ROUTE_NOT_FOUND', message: `Only the driver WebSocket ${DRIVER_WS_PATH} is served on this port.` } }));
+      });
+      separate.on('upgrade', (request, socket, head) => {
+        if (!surface.handleUpgrade(request, socket, head)) socket.destroy();
+      });
+      await new Promise<void>((resolve, reject) => {
+        separate!.once('error', reject);
+        separate!.listen(port, host, () => resolve());
+      });
+      return (separate.address() as { port: number }).port;
+    },
+    async close() {
+      clearInterval(heartbeat);
+      for (const ws of wss.clients) ws.close(CLOSE.stopping, 'hub stopping');
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      for (const ws of wss.clients) ws.terminate();
+      if (separate) {
+        separate.closeAllConnections();
+        await new Promise<void>((resolve) => separate!.close(() => resolve()));
+      }
+    },
+  };
+  return surface;
+}
