@@ -13,7 +13,6 @@ export const LoginInput = Type.Object(
     username: Type.String({ minLength: 1, maxLength: 128, description: 'Account name.' }),
     password: Type.String({ minLength: 1, maxLength: 1024, description: 'Account password.' }),
   },
-  { additionalProperties: false },
 );
 
 export const AccessTokenOutput = Type.Object({
@@ -35,7 +34,7 @@ export const StreamTokenOutput = Type.Object({
   expiresIn: Type.Integer({ maximum: 300 }),
 });
 
-const Empty = Type.Object({}, { additionalProperties: false });
+const Empty = Type.Object({});
 
 export function authOperations(auth: AuthService) {
   return {
