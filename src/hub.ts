@@ -6,6 +6,8 @@ import { DeviceRegistry } from './domain/devices/device-registry.js';
 import { DeviceService } from './domain/devices/device-service.js';
 import { deviceOperations, type DeviceOperations } from './domain/devices/operations.js';
 import { DriverManager } from './domain/drivers/driver-manager.js';
+import { LocalDriverSupervisor } from './domain/drivers/local/supervisor.js';
+import { driverOperations, type DriverOperations } from './domain/drivers/operations.js';
 import { createDomainEventBus, type DomainEventBus } from './domain/events.js';
 import { ItachClient } from './domain/ir/itach-client.js';
 import { stateOperations } from './domain/state/operations.js';
@@ -16,6 +18,7 @@ import { Readiness } from './platform/readiness.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from './storage/repositories/devices.js';
+import { KyselyDriverSettingsRepository } from './storage/repositories/driver-settings.js';
 
 /**
  * The domain core, assembled: storage, services, their operations and the event bus. Surfaces
@@ -33,9 +36,10 @@ export interface Hub {
   auth: AuthService;
   devices: DeviceService;
   drivers: DriverManager;
+  localDrivers: LocalDriverSupervisor;
   state: StateAuthority;
   operations: OperationRegistry;
-  ops: { auth: AuthOperations; devices: DeviceOperations; state: ReturnType<typeof stateOperations> };
+  ops: { auth: AuthOperations; devices: DeviceOperations; state: ReturnType<typeof stateOperations>; drivers: DriverOperations };
   /** Migration names applied to the database, once started. */
   appliedMigrations: string[];
   start(): Promise<void>;
@@ -70,11 +74,19 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
   const drivers = new DriverManager(registry, state, events, clock, log.child({ component: 'drivers' }), config.actionTimeoutMs);
   const ir = new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: log.child({ component: 'ir' }) });
   const devices = new DeviceService(registry, state, drivers, ir, events, clock);
+  const localDrivers = new LocalDriverSupervisor({
+    driversDir: config.driversDir,
+    manager: drivers,
+    settings: new KyselyDriverSettingsRepository(storage.db),
+    clock,
+    log: log.child({ component: 'local-drivers' }),
+  });
 
   const ops = {
     auth: authOperations(auth),
     devices: deviceOperations(devices),
     state: stateOperations(devices, () => clock.now()),
+    drivers: driverOperations(drivers, localDrivers),
   };
   const operations = new OperationRegistry();
   for (const group of Object.values(ops)) operations.register(...Object.values(group));
@@ -98,6 +110,7 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
     auth,
     devices,
     drivers,
+    localDrivers,
     state,
     operations,
     ops,
@@ -125,10 +138,13 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
       readiness.markReady('devices');
       log.info({ devices: registry.size }, 'devices loaded');
 
+      await localDrivers.start();
       readiness.markReady('drivers');
+      log.info({ local: localDrivers.list().length, driversDir: config.driversDir }, 'local drivers started');
     },
     async stop() {
       for (const t of timers) clearInterval(t);
+      await localDrivers.stop();
       drivers.stop();
       await ir.close();
       await state.stop();

@@ -8,6 +8,8 @@ export interface DriverLink {
   readonly driverKey: string;
   readonly instanceId: string;
   readonly transport: 'websocket' | 'process';
+  /** Overrides the hub's action timeout for this driver (a local manifest's io.actionTimeoutMs). */
+  readonly actionTimeoutMs?: number;
   /** Queues a message to the driver. Never throws; a closed link drops it. */
   send(message: ServerToDriverMessage): void;
   /** Ends the connection (the process is stopped by its supervisor, not here). */

@@ -70,6 +70,10 @@ export class DriverManager {
       return { code: 'INVALID_REGISTRATION', error: `registration must be {method:"driver.register", driverKey, instanceId, protocolVersion}${first ? `: ${first.instancePath || '/'} ${first.message}` : ''}` };
     }
     const registration = message as DriverRegistration;
+    if (registration.instanceId.startsWith('local:')) {
+      // Reserved for processes the hub launches; a socket must not be able to replace one.
+      return { code: 'INVALID_REGISTRATION', error: 'instanceId must not start with "local:"; that prefix is reserved for local driver processes' };
+    }
     if (registration.protocolVersion !== PROTOCOL_VERSION) {
       return { code: 'UNSUPPORTED_PROTOCOL_VERSION', error: `protocolVersion ${registration.protocolVersion} is not supported; this hub speaks ${PROTOCOL_VERSION}` };
     }
@@ -140,7 +144,7 @@ export class DriverManager {
       return Promise.reject(new DomainError('unavailable', 'DRIVER_OFFLINE', `The driver ${device.driverKey} of device ${device.id} is not connected.`, { deviceId: device.id, driverKey: device.driverKey }, 5));
     }
     const actionId = randomUUID();
-    const timeoutMs = options.timeoutMs ?? this.actionTimeoutMs;
+    const timeoutMs = options.timeoutMs ?? link.actionTimeoutMs ?? this.actionTimeoutMs;
     const startedAt = this.clock.now();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

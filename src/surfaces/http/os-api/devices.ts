@@ -43,6 +43,14 @@ export const deviceRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub,
   );
 };
 
+export const driverRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
+  const route = osRoutes(app, base, ['drivers']);
+  route('GET', '/drivers', hub.ops.drivers.list);
+  route('GET', '/drivers/:driverKey/settings', hub.ops.drivers.getSettings);
+  route('POST', '/drivers/:driverKey/settings', hub.ops.drivers.updateSettings);
+  route('POST', '/drivers/:driverKey/restart', hub.ops.drivers.restart);
+};
+
 export const stateRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
   const route = osRoutes(app, base, ['state']);
   route('GET', '/state/snapshot', hub.ops.state.snapshot);

@@ -3,7 +3,7 @@ import { OS_API_SCOPE } from '../../../domain/auth/model.js';
 import { authenticationHook } from '../authenticate.js';
 import { contractErrorBody, notFoundHandler } from '../error-handler.js';
 import { authRoutes } from './auth.js';
-import { deviceRoutes, stateRoutes } from './devices.js';
+import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
 import type { OsApiOptions } from './options.js';
 
 export const OS_API_BASES = ['/app/os', '/api/os', '/v1/os'] as const;
@@ -20,4 +20,5 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }
   await app.register(authRoutes, options);
   await app.register(deviceRoutes, options);
   await app.register(stateRoutes, options);
+  await app.register(driverRoutes, options);
 };
