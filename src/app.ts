@@ -3,12 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { createHub, type Hub } from './hub.js';
-import { systemClock, type Clock } from './platform/clock.js';
+import { systemClock, systemTimers, type Clock, type Timers } from './platform/clock.js';
 import { createDriverSocketSurface, type DriverSocketSurface } from './surfaces/driver-ws/index.js';
 import { buildHttpSurface, type HttpSurface } from './surfaces/http/server.js';
 
 export interface AppOptions {
   clock?: Clock;
+  /** Timers of programs, timers and macro delays; a ManualClock serves as both in tests. */
+  timers?: Timers;
   logger?: Logger;
 }
 
@@ -40,7 +42,7 @@ export function createLogger(config: Config): Logger {
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const log = options.logger ?? createLogger(config);
-  const hub = createHub(config, options.clock ?? systemClock, log);
+  const hub = createHub(config, options.clock ?? systemClock, options.timers ?? systemTimers, log);
   const http = await buildHttpSurface(hub, VERSION);
   const driverSocket = createDriverSocketSurface(hub);
   if (config.driverWsPort === undefined) {

@@ -30,6 +30,8 @@ export interface Config {
   telemetryMaxAgeSeconds: number;
   irExtenderPort: number;
   irReplyTimeoutMs: number;
+  alertsMaxCount: number;
+  alertsMaxAgeDays: number;
 }
 
 export class ConfigError extends Error {
@@ -105,5 +107,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     telemetryMaxAgeSeconds: integer(env, 'TELEMETRY_MAX_AGE_SECONDS', 86_400, 1, 30 * 86_400),
     irExtenderPort: integer(env, 'IR_EXTENDER_PORT', 4998, 1, 65535),
     irReplyTimeoutMs: integer(env, 'IR_REPLY_TIMEOUT_MS', 5000, 50, 60_000),
+    alertsMaxCount: integer(env, 'ALERTS_MAX_COUNT', 10_000, 10, 10_000_000),
+    alertsMaxAgeDays: integer(env, 'ALERTS_MAX_AGE_DAYS', 90, 1, 3650),
   };
 }

@@ -9,16 +9,32 @@ import { DriverManager } from './domain/drivers/driver-manager.js';
 import { LocalDriverSupervisor } from './domain/drivers/local/supervisor.js';
 import { driverOperations, type DriverOperations } from './domain/drivers/operations.js';
 import { createDomainEventBus, type DomainEventBus } from './domain/events.js';
+import { AlertService } from './domain/home/alerts.js';
+import { bootstrapOperation } from './domain/home/bootstrap.js';
+import { DocumentCollection } from './domain/home/collection.js';
+import { MacroService } from './domain/home/macros.js';
+import type { ActionMap, Macro, Space, Zone, ZoneGroup } from './domain/home/model.js';
+import { homeOperations, type HomeOperations } from './domain/home/operations.js';
+import { DesignService, PreferencesService } from './domain/home/preferences.js';
+import { ActivityPresets } from './domain/home/presets.js';
+import { SpaceService } from './domain/home/spaces.js';
+import { ZoneService } from './domain/home/zones.js';
 import { ItachClient } from './domain/ir/itach-client.js';
+import type { Program } from './domain/programs/model.js';
+import { programOperations, type ProgramOperations } from './domain/programs/operations.js';
+import { ProgramService } from './domain/programs/program-service.js';
 import { stateOperations } from './domain/state/operations.js';
 import { StateAuthority } from './domain/state/state-authority.js';
-import type { Clock } from './platform/clock.js';
+import type { Clock, Timers } from './platform/clock.js';
 import { OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from './storage/repositories/devices.js';
+import { KyselyAlertRepository } from './storage/repositories/alerts.js';
+import { KyselyDocumentRepository } from './storage/repositories/documents.js';
 import { KyselyDriverSettingsRepository } from './storage/repositories/driver-settings.js';
+import { KyselyFireStore, KyselyProgramRunRepository } from './storage/repositories/programs.js';
 
 /**
  * The domain core, assembled: storage, services, their operations and the event bus. Surfaces
@@ -38,8 +54,18 @@ export interface Hub {
   drivers: DriverManager;
   localDrivers: LocalDriverSupervisor;
   state: StateAuthority;
+  programs: ProgramService;
+  home: { spaces: SpaceService; zones: ZoneService; macros: MacroService; presets: ActivityPresets; alerts: AlertService; preferences: PreferencesService; design: DesignService };
   operations: OperationRegistry;
-  ops: { auth: AuthOperations; devices: DeviceOperations; state: ReturnType<typeof stateOperations>; drivers: DriverOperations };
+  ops: {
+    auth: AuthOperations;
+    devices: DeviceOperations;
+    state: ReturnType<typeof stateOperations>;
+    drivers: DriverOperations;
+    home: HomeOperations;
+    programs: ProgramOperations;
+    bootstrap: { bootstrap: ReturnType<typeof bootstrapOperation> };
+  };
   /** Migration names applied to the database, once started. */
   appliedMigrations: string[];
   start(): Promise<void>;
@@ -49,8 +75,8 @@ export interface Hub {
 const TOKEN_PURGE_INTERVAL_MS = 10 * 60 * 1000;
 const TELEMETRY_PRUNE_INTERVAL_MS = 60 * 1000;
 
-export function createHub(config: Config, clock: Clock, log: Logger): Hub {
-  const readiness = new Readiness(['storage', 'auth', 'devices', 'drivers']);
+export function createHub(config: Config, clock: Clock, timers: Timers, log: Logger): Hub {
+  const readiness = new Readiness(['storage', 'auth', 'devices', 'home', 'drivers']);
   const events = createDomainEventBus(log);
   const storage = openStorage(config.dataDir);
   const auth = new AuthService(
@@ -82,22 +108,62 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
     log: log.child({ component: 'local-drivers' }),
   });
 
+  const docs = <T extends { id: string; createdAt: number; updatedAt: number }>(kind: string, noun: string) =>
+    new DocumentCollection<T>(new KyselyDocumentRepository<T>(storage.db, kind), clock, noun);
+  const collections = {
+    spaces: docs<Space>('space', 'space'),
+    zones: docs<Zone>('zone', 'zone'),
+    zoneGroups: docs<ZoneGroup>('zone_group', 'zone group'),
+    macros: docs<Macro>('macro', 'macro'),
+    actionMaps: docs<ActionMap>('action_map', 'action map'),
+    programs: docs<Program>('program', 'program'),
+  };
+  const programs = new ProgramService(
+    collections.programs,
+    new KyselyProgramRunRepository(storage.db),
+    new KyselyFireStore(storage.db),
+    devices,
+    events,
+    clock,
+    timers,
+    log.child({ component: 'programs' }),
+  );
+  const spaces = new SpaceService(collections.spaces, devices, events, clock);
+  const zones = new ZoneService(collections.zones, collections.zoneGroups, devices, () => programs, events, clock);
+  const macros = new MacroService(collections.macros, collections.actionMaps, devices, events, clock, timers, () => programs);
+  programs.connect(zones, macros);
+  const home = {
+    spaces,
+    zones,
+    macros,
+    presets: new ActivityPresets(() => programs, macros),
+    alerts: new AlertService(new KyselyAlertRepository(storage.db), events, clock, {
+      maxCount: config.alertsMaxCount,
+      maxAgeMs: config.alertsMaxAgeDays * 86_400_000,
+    }),
+    preferences: new PreferencesService(new KyselyDocumentRepository(storage.db, 'preferences'), registry, events, clock),
+    design: new DesignService(new KyselyDocumentRepository(storage.db, 'design'), events, clock),
+  };
+
   const ops = {
     auth: authOperations(auth),
     devices: deviceOperations(devices),
     state: stateOperations(devices, () => clock.now()),
     drivers: driverOperations(drivers, localDrivers),
+    home: homeOperations(home),
+    programs: programOperations(programs),
+    bootstrap: { bootstrap: bootstrapOperation({ devices, spaces, zones, programs, preferences: home.preferences, design: home.design, now: () => clock.now() }) },
   };
   const operations = new OperationRegistry();
   for (const group of Object.values(ops)) operations.register(...Object.values(group));
 
-  const timers: NodeJS.Timeout[] = [];
+  const intervals: NodeJS.Timeout[] = [];
   const every = (ms: number, fn: () => Promise<unknown> | void) => {
     const t = setInterval(() => {
       Promise.resolve(fn()).catch((err: unknown) => log.error({ err }, 'periodic task failed'));
     }, ms);
     t.unref();
-    timers.push(t);
+    intervals.push(t);
   };
 
   const hub: Hub = {
@@ -112,6 +178,8 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
     drivers,
     localDrivers,
     state,
+    programs,
+    home,
     operations,
     ops,
     appliedMigrations: [],
@@ -138,12 +206,20 @@ export function createHub(config: Config, clock: Clock, log: Logger): Hub {
       readiness.markReady('devices');
       log.info({ devices: registry.size }, 'devices loaded');
 
+      for (const collection of Object.values(collections)) await collection.load();
+      await home.preferences.load();
+      await home.design.load();
+      await home.alerts.prune();
+      await programs.start();
+      readiness.markReady('home');
+
       await localDrivers.start();
       readiness.markReady('drivers');
       log.info({ local: localDrivers.list().length, driversDir: config.driversDir }, 'local drivers started');
     },
     async stop() {
-      for (const t of timers) clearInterval(t);
+      for (const t of intervals) clearInterval(t);
+      await programs.stop();
       await localDrivers.stop();
       drivers.stop();
       await ir.close();

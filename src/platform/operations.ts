@@ -1,4 +1,4 @@
-import type { Static, TObject, TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 
 /**
  * An operation is the one definition of something a client can ask the hub to do: its name,
@@ -23,19 +23,20 @@ export interface OperationContext {
 
 export type Access = 'public' | 'authenticated';
 
-export interface Operation<I extends TObject = TObject, O extends TSchema = TSchema> {
+export interface Operation<I extends TSchema = TSchema, O extends TSchema = TSchema> {
   /** Dotted, stable name such as `auth.login`. */
   readonly name: string;
   readonly summary: string;
   readonly description?: string;
   /** `public` operations run without a principal; everything else requires one. */
   readonly access: Access;
+  /** An object schema, or a cyclic one (`$defs` + `$ref`) whose target is an object. */
   readonly input: I;
   readonly output: O;
   handler(input: Static<I>, ctx: OperationContext): Promise<Static<O>>;
 }
 
-export function defineOperation<I extends TObject, O extends TSchema>(op: Operation<I, O>): Operation<I, O> {
+export function defineOperation<I extends TSchema, O extends TSchema>(op: Operation<I, O>): Operation<I, O> {
   return op;
 }
 

@@ -59,7 +59,40 @@ export interface DriverSettingsTable {
   updated_at: number;
 }
 
+export interface DocumentsTable {
+  kind: string;
+  id: string;
+  body: string;
+  updated_at: number;
+}
+
+export interface ProgramRunsTable {
+  id: string;
+  program_id: string;
+  started_at: number;
+  body: string;
+}
+
+export interface TimerFiresTable {
+  program_id: string;
+  last_fire_at: number;
+}
+
+export interface AlertsTable {
+  id: string;
+  at: number;
+  type: string;
+  severity: string;
+  device_id: string | null;
+  source: string | null;
+  body: string;
+}
+
 export interface Database {
+  documents: DocumentsTable;
+  program_runs: ProgramRunsTable;
+  timer_fires: TimerFiresTable;
+  alerts: AlertsTable;
   devices: DevicesTable;
   device_state: DeviceStateTable;
   driver_settings: DriverSettingsTable;

@@ -84,7 +84,7 @@ export class DeviceService {
    * Runs a command. For GENERIC_IR devices the command is a key of `properties.irCommands`, sent
    * to the extender; for every other device it becomes an ACTION to its driver.
    */
-  async command(id: string, command: string, params: Record<string, unknown> = {}): Promise<unknown> {
+  async command(id: string, command: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<unknown> {
     const device = this.registry.get(id);
     if (device.driverKey === GENERIC_IR) return this.sendIrKey(device, command);
     if (device.commands.length > 0 && !device.commands.some((c) => c.name === command) && !isCapabilityCommand(command)) {
@@ -94,7 +94,7 @@ export class DeviceService {
         supported: device.commands.map((c) => c.name),
       });
     }
-    return this.drivers.execute(device, command, params);
+    return this.drivers.execute(device, command, params, timeoutMs === undefined ? {} : { timeoutMs });
   }
 
   async capability(id: string, capability: Capability, command: string, params: Record<string, unknown> = {}): Promise<unknown> {

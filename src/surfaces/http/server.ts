@@ -13,6 +13,7 @@ import { ErrorBody } from './errors.js';
 import { debugApi, type RouteEntry } from './debug/index.js';
 import { OS_API_BASES, osApi } from './os-api/index.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
+import { createDefsHoister } from './openapi-defs.js';
 import { OneLinePerRequest } from './request-log.js';
 import { validatorCompiler } from './validation.js';
 import { webUi } from './web-ui/index.js';
@@ -67,7 +68,14 @@ export async function buildHttpSurface(hub: Hub, version: string): Promise<HttpS
   // JSON is the only body the API speaks; anything else is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   await app.register(cookie);
+  const defs = createDefsHoister();
   await app.register(swagger, {
+    transform: ({ schema, url }) => ({ schema: defs.transformSchema(schema), url }),
+    transformObject: (documentObject) => {
+      const document = (documentObject as { openapiObject: Parameters<typeof defs.addTo>[0] }).openapiObject;
+      defs.addTo(document);
+      return document as never;
+    },
     openapi: {
       openapi: '3.0.3',
       info: {

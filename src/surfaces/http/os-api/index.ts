@@ -4,6 +4,8 @@ import { authenticationHook } from '../authenticate.js';
 import { contractErrorBody, notFoundHandler } from '../error-handler.js';
 import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
+import { homeRoutes } from './home.js';
+import { programRoutes } from './programs.js';
 import type { OsApiOptions } from './options.js';
 
 export const OS_API_BASES = ['/app/os', '/api/os', '/v1/os'] as const;
@@ -21,4 +23,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }
   await app.register(deviceRoutes, options);
   await app.register(stateRoutes, options);
   await app.register(driverRoutes, options);
+  await app.register(homeRoutes, options);
+  await app.register(programRoutes, options);
 };

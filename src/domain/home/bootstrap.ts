@@ -1,0 +1,58 @@
+import { Type } from 'typebox';
+import { defineOperation } from '../../platform/operations.js';
+import type { DeviceService } from '../devices/device-service.js';
+import { DeviceSchema, DeviceStateSchema } from '../devices/schemas.js';
+import type { ProgramService } from '../programs/program-service.js';
+import type { DesignService, PreferencesService } from './preferences.js';
+import { LiveDesignSchema, PreferencesSchema, SpaceSchema, ZoneSchema } from './schemas.js';
+import type { SpaceService } from './spaces.js';
+import type { ZoneService } from './zones.js';
+
+export interface BootstrapSources {
+  devices: DeviceService;
+  spaces: SpaceService;
+  zones: ZoneService;
+  programs: ProgramService;
+  preferences: PreferencesService;
+  design: DesignService;
+  now(): number;
+}
+
+const Bootstrap = Type.Object({
+  at: Type.Integer(),
+  devices: Type.Array(DeviceSchema),
+  spaces: Type.Array(SpaceSchema),
+  zones: Type.Array(ZoneSchema),
+  programs: Type.Array(Type.Unknown({ description: 'Program records as in GET /programs.' })),
+  media: Type.Array(Type.Unknown(), { description: 'Media players; empty until media services exist.' }),
+  state: Type.Record(Type.String(), DeviceStateSchema),
+  preferences: PreferencesSchema,
+  design: LiveDesignSchema,
+});
+
+/** Everything a client needs to draw its first screen, from memory, in one pass. */
+export function bootstrapOperation(src: BootstrapSources) {
+  return defineOperation({
+    name: 'bootstrap',
+    summary: 'One payload with devices, spaces, zones, programs, media, current state, preferences and the live design.',
+    access: 'authenticated',
+    input: Type.Object({}),
+    output: Bootstrap,
+    async handler() {
+      const devices = src.devices.list();
+      const state: Record<string, ReturnType<DeviceService['state']['get']>> = {};
+      for (const device of devices) state[device.id] = { ...src.devices.state.get(device.id), online: device.online };
+      return {
+        at: src.now(),
+        devices,
+        spaces: src.spaces.list(),
+        zones: src.zones.list(),
+        programs: src.programs.list().map((p) => src.programs.view(p)),
+        media: [],
+        state,
+        preferences: src.preferences.get(),
+        design: src.design.live(),
+      };
+    },
+  });
+}

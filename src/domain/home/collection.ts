@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import { notFound } from '../../platform/errors.js';
+import type { DocumentRepository } from './repository.js';
+
+type Stamped = { id: string; createdAt: number; updatedAt: number };
+
+/**
+ * An aggregate's documents held in memory and written through to the repository before a
+ * change is acknowledged. Home models are small (tens to hundreds of records), so reads never
+ * touch storage and one bootstrap is one pass over memory.
+ */
+export class DocumentCollection<T extends Stamped> {
+  private readonly items = new Map<string, T>();
+
+  constructor(
+    private readonly repo: DocumentRepository<T>,
+    private readonly clock: Clock,
+    /** Singular noun for messages and error codes, e.g. `space` → SPACE_NOT_FOUND. */
+    readonly noun: string,
+  ) {}
+
+  async load(): Promise<void> {
+    for (const item of await this.repo.list()) this.items.set(item.id, item);
+  }
+
+  list(): T[] {
+    return [...this.items.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+
+  find(id: string): T | undefined {
+    return this.items.get(id);
+  }
+
+  get(id: string): T {
+    const item = this.items.get(id);
+    if (!item) throw notFound(`${this.noun.toUpperCase().replace(/\W+/g, '_')}_NOT_FOUND`, `No ${this.noun} ${id}.`, { id });
+    return item;
+  }
+
+  /** Creates (no id, or an id not yet used) or replaces the whole record, keeping createdAt. */
+  async save(fields: Omit<T, 'id' | 'createdAt' | 'updatedAt'> & { id?: string }): Promise<{ item: T; created: boolean }> {
+    const now = this.clock.now();
+    const existing = fields.id ? this.items.get(fields.id) : undefined;
+    const item = { ...fields, id: fields.id ?? randomUUID(), createdAt: existing?.createdAt ?? now, updatedAt: now } as T;
+    await this.repo.save(item, now);
+    this.items.set(item.id, item);
+    return { item, created: !existing };
+  }
+
+  async update(id: string, change: (current: T) => Partial<T>): Promise<T> {
+    const current = this.get(id);
+    const now = this.clock.now();
+    const item = { ...current, ...change(current), id, createdAt: current.createdAt, updatedAt: now } as T;
+    await this.repo.save(item, now);
+    this.items.set(id, item);
+    return item;
+  }
+
+  async remove(id: string): Promise<T> {
+    const item = this.get(id);
+    await this.repo.remove(id);
+    this.items.delete(id);
+    return item;
+  }
+}

@@ -1,0 +1,448 @@
+import { Type } from 'typebox';
+import { defineOperation } from '../../platform/operations.js';
+import { DeviceSchema } from '../devices/schemas.js';
+import { ProgramRunSchema } from '../programs/run-schema.js';
+import type { AlertService } from './alerts.js';
+import type { MacroService } from './macros.js';
+import type { ActivityPresets } from './presets.js';
+import type { DesignService, PreferencesService } from './preferences.js';
+import {
+  ActionMapSchema,
+  AlertSchema,
+  DesignProfileSchema,
+  DeviceActionResultSchema,
+  Id,
+  JsonObject,
+  LiveDesignSchema,
+  MacroRunSchema,
+  MacroSchema,
+  MacroStepSchema,
+  Name,
+  PreferencesSchema,
+  PresetSchema,
+  RemoteSourceView,
+  Severity,
+  SpaceInput,
+  SpaceSchema,
+  ZoneGroupSchema,
+  ZoneSchema,
+} from './schemas.js';
+import type { SpaceService } from './spaces.js';
+import type { ZoneService } from './zones.js';
+
+const Removed = Type.Object({ removed: Type.Literal(true), id: Type.String() });
+const Wait = Type.Optional(Type.Boolean({ description: 'Answer when the run has finished instead of when it has started.' }));
+const AssignMode = Type.Optional(Type.Union([Type.Literal('add'), Type.Literal('replace')], { description: '`add` (default) keeps current members; `replace` makes the list the whole membership.' }));
+
+export interface HomeServices {
+  spaces: SpaceService;
+  zones: ZoneService;
+  macros: MacroService;
+  presets: ActivityPresets;
+  alerts: AlertService;
+  preferences: PreferencesService;
+  design: DesignService;
+}
+
+export function homeOperations(home: HomeServices) {
+  const { spaces, zones, macros, presets, alerts, preferences, design } = home;
+  return {
+    listSpaces: defineOperation({
+      name: 'spaces.list',
+      summary: 'List spaces (rooms).',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ spaces: Type.Array(SpaceSchema) }),
+      async handler() {
+        return { spaces: spaces.list() };
+      },
+    }),
+    saveSpace: defineOperation({
+      name: 'spaces.save',
+      summary: 'Create a space (no id, or a new id) or update one.',
+      access: 'authenticated',
+      input: Type.Object(SpaceInput),
+      output: SpaceSchema,
+      async handler(input) {
+        return spaces.save(input);
+      },
+    }),
+    removeSpace: defineOperation({
+      name: 'spaces.remove',
+      summary: 'Remove a space; its devices stay and become unassigned.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Type.Object({ removed: Type.Literal(true), id: Type.String(), unassignedDevices: Type.Array(Type.String()) }),
+      async handler({ id }) {
+        const { unassignedDevices } = await spaces.remove(id);
+        return { removed: true as const, id, unassignedDevices };
+      },
+    }),
+    spaceDevices: defineOperation({
+      name: 'spaces.devices',
+      summary: 'Devices assigned to a space (their primary room).',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Type.Object({ spaceId: Type.String(), devices: Type.Array(DeviceSchema) }),
+      async handler({ id }) {
+        return { spaceId: id, devices: spaces.devicesOf(id) };
+      },
+    }),
+    assignDevices: defineOperation({
+      name: 'spaces.devices.assign',
+      summary: 'Assign devices to a space; unknown devices answer 404 naming them.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, deviceIds: Type.Array(Id, { maxItems: 1000 }), mode: AssignMode }),
+      output: Type.Object({ spaceId: Type.String(), devices: Type.Array(DeviceSchema) }),
+      async handler({ id, deviceIds, mode }) {
+        return { spaceId: id, devices: await spaces.assign(id, deviceIds, mode ?? 'add') };
+      },
+    }),
+    remoteSources: defineOperation({
+      name: 'spaces.remote_sources',
+      summary: "Remote sources of a space, from its devices' remote-source metadata.",
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Type.Object({ spaceId: Type.String(), activeSourceId: Type.Union([Type.String(), Type.Null()]), sources: Type.Array(RemoteSourceView) }),
+      async handler({ id }) {
+        return { spaceId: id, activeSourceId: spaces.spaces.get(id).activeSourceId, sources: spaces.remoteSources(id) };
+      },
+    }),
+    activateSource: defineOperation({
+      name: 'spaces.remote_sources.activate',
+      summary: "Activate a remote source: power on what it needs, select its input, make it the space's active source.",
+      access: 'authenticated',
+      input: Type.Object({ id: Id, sourceId: Id }),
+      output: Type.Object({ source: RemoteSourceView, results: Type.Array(DeviceActionResultSchema) }),
+      async handler({ id, sourceId }) {
+        return spaces.activate(id, sourceId);
+      },
+    }),
+
+    listZones: defineOperation({
+      name: 'zones.list',
+      summary: 'Zones with their devices and program resolved.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ zones: Type.Array(ZoneSchema) }),
+      async handler() {
+        return { zones: zones.list() };
+      },
+    }),
+    saveZone: defineOperation({
+      name: 'zones.save',
+      summary: 'Create or update a zone (devices and an optional program).',
+      access: 'authenticated',
+      input: Type.Object({ id: Type.Optional(Id), name: Name, deviceIds: Type.Array(Id, { maxItems: 500 }), programId: Type.Optional(Type.Union([Id, Type.Null()])) }),
+      output: ZoneSchema,
+      async handler(input) {
+        return zones.save(input);
+      },
+    }),
+    removeZone: defineOperation({
+      name: 'zones.remove',
+      summary: 'Remove a zone (and take it out of its zone groups).',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Removed,
+      async handler({ id }) {
+        await zones.remove(id);
+        return { removed: true as const, id };
+      },
+    }),
+    zoneVolume: defineOperation({
+      name: 'zones.volume',
+      summary: 'Set absolute (volume 0–100) or relative (delta) volume on the zone\'s volume-capable devices, or a subset; per-device results.',
+      access: 'authenticated',
+      input: Type.Object({
+        id: Id,
+        volume: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+        delta: Type.Optional(Type.Number({ minimum: -100, maximum: 100 })),
+        deviceIds: Type.Optional(Type.Array(Id, { maxItems: 500 })),
+      }),
+      output: Type.Object({ zoneId: Type.String(), results: Type.Array(DeviceActionResultSchema) }),
+      async handler({ id, ...change }) {
+        return zones.setVolume(id, change);
+      },
+    }),
+    runZoneProgram: defineOperation({
+      name: 'zones.program.run',
+      summary: 'Run the program assigned to a zone.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, wait: Wait }),
+      output: ProgramRunSchema,
+      async handler({ id, wait }) {
+        return zones.runProgram(id, wait ?? false);
+      },
+    }),
+    listZoneGroups: defineOperation({
+      name: 'zone_groups.list',
+      summary: 'List zone groups.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ zoneGroups: Type.Array(ZoneGroupSchema) }),
+      async handler() {
+        return { zoneGroups: zones.groups.list() };
+      },
+    }),
+    saveZoneGroup: defineOperation({
+      name: 'zone_groups.save',
+      summary: 'Create or update a zone group.',
+      access: 'authenticated',
+      input: Type.Object({ id: Type.Optional(Id), name: Name, zoneIds: Type.Optional(Type.Array(Id, { maxItems: 500 })) }),
+      output: ZoneGroupSchema,
+      async handler(input) {
+        return zones.saveGroup(input);
+      },
+    }),
+    removeZoneGroup: defineOperation({
+      name: 'zone_groups.remove',
+      summary: 'Remove a zone group (its zones stay).',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Removed,
+      async handler({ id }) {
+        await zones.removeGroup(id);
+        return { removed: true as const, id };
+      },
+    }),
+    assignZones: defineOperation({
+      name: 'zone_groups.zones.assign',
+      summary: 'Assign zones to a zone group; unknown zones answer 404 naming them.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, zoneIds: Type.Array(Id, { maxItems: 500 }), mode: AssignMode }),
+      output: ZoneGroupSchema,
+      async handler({ id, zoneIds, mode }) {
+        return zones.assignZones(id, zoneIds, mode ?? 'add');
+      },
+    }),
+
+    listMacros: defineOperation({
+      name: 'macros.list',
+      summary: 'List macros.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ macros: Type.Array(MacroSchema) }),
+      async handler() {
+        return { macros: macros.macros.list() };
+      },
+    }),
+    saveMacro: defineOperation({
+      name: 'macros.save',
+      summary: 'Create or update a macro: ordered device commands with optional delays.',
+      access: 'authenticated',
+      input: Type.Object({ id: Type.Optional(Id), name: Name, steps: Type.Array(MacroStepSchema, { minItems: 1, maxItems: 200 }), stopOnError: Type.Optional(Type.Boolean()) }),
+      output: MacroSchema,
+      async handler(input) {
+        return macros.save(input);
+      },
+    }),
+    removeMacro: defineOperation({
+      name: 'macros.remove',
+      summary: 'Remove a macro; refused (409) while a program runs it.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Removed,
+      async handler({ id }) {
+        await macros.remove(id);
+        return { removed: true as const, id };
+      },
+    }),
+    runMacro: defineOperation({
+      name: 'macros.run',
+      summary: 'Run a macro; answers each step\'s result.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: MacroRunSchema,
+      async handler({ id }) {
+        return macros.run(id);
+      },
+    }),
+    listActionMaps: defineOperation({
+      name: 'action_maps.list',
+      summary: 'Mapped controls: control keys bound to device commands.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ actionMaps: Type.Array(ActionMapSchema) }),
+      async handler() {
+        return { actionMaps: macros.actionMaps.list() };
+      },
+    }),
+    saveActionMap: defineOperation({
+      name: 'action_maps.save',
+      summary: 'Create or update a mapped control.',
+      access: 'authenticated',
+      input: Type.Object({
+        id: Type.Optional(Id),
+        name: Name,
+        controlKey: Type.String({ minLength: 1, maxLength: 100, description: 'A remote button or panel tile, e.g. "red", "tile-3".' }),
+        deviceId: Id,
+        command: Type.String({ minLength: 1, maxLength: 200 }),
+        params: Type.Optional(JsonObject),
+        spaceId: Type.Optional(Type.Union([Id, Type.Null()])),
+      }),
+      output: ActionMapSchema,
+      async handler(input) {
+        return macros.saveActionMap(input);
+      },
+    }),
+    removeActionMap: defineOperation({
+      name: 'action_maps.remove',
+      summary: 'Remove a mapped control.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Removed,
+      async handler({ id }) {
+        await macros.removeActionMap(id);
+        return { removed: true as const, id };
+      },
+    }),
+    triggerActionMap: defineOperation({
+      name: 'action_maps.trigger',
+      summary: 'Run the command a mapped control binds (by id or control key).',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, spaceId: Type.Optional(Id) }),
+      output: Type.Intersect([DeviceActionResultSchema, Type.Object({ actionMapId: Type.String() })]),
+      async handler({ id, spaceId }) {
+        return macros.trigger(id, spaceId);
+      },
+    }),
+    listPresets: defineOperation({
+      name: 'activity_presets.list',
+      summary: 'Activity presets, generated from programs and mapped controls.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ presets: Type.Array(PresetSchema) }),
+      async handler() {
+        return { presets: presets.list() };
+      },
+    }),
+    runPreset: defineOperation({
+      name: 'activity_presets.run',
+      summary: 'Run an activity preset: its program, or its mapped control\'s command.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, wait: Wait }),
+      output: Type.Object({ presetId: Type.String(), run: Type.Optional(ProgramRunSchema), action: Type.Optional(DeviceActionResultSchema) }),
+      async handler({ id, wait }) {
+        return presets.run(id, wait ?? false);
+      },
+    }),
+
+    listAlerts: defineOperation({
+      name: 'alerts.list',
+      summary: 'Submitted alerts, newest first, with cursor paging and filters.',
+      access: 'authenticated',
+      input: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+        before: Type.Optional(Type.String({ description: 'Id of the last alert of the previous page.' })),
+        type: Type.Optional(Type.String()),
+        severity: Type.Optional(Severity),
+        deviceId: Type.Optional(Type.String()),
+        since: Type.Optional(Type.Integer({ description: 'Oldest time, ms since epoch.' })),
+      }),
+      output: Type.Object({ alerts: Type.Array(AlertSchema), nextBefore: Type.Union([Type.String(), Type.Null()]) }),
+      async handler(input) {
+        const { alerts: page, hasMore } = await alerts.list({ ...input, limit: input.limit ?? 50 });
+        return { alerts: page, nextBefore: hasMore ? page.at(-1)!.id : null };
+      },
+    }),
+    submitAlert: defineOperation({
+      name: 'alerts.submit',
+      summary: 'Submit an alert event.',
+      access: 'authenticated',
+      input: Type.Object({
+        type: Type.String({ minLength: 1, maxLength: 100, description: 'e.g. "smoke", "door_open", "battery_low".' }),
+        severity: Type.Optional(Severity),
+        message: Type.String({ minLength: 1, maxLength: 2000 }),
+        deviceId: Type.Optional(Type.String({ maxLength: 200 })),
+        source: Type.Optional(Type.String({ maxLength: 200 })),
+        payload: Type.Optional(JsonObject),
+      }),
+      output: AlertSchema,
+      async handler(input) {
+        return alerts.submit({ ...input, severity: input.severity ?? 'info' });
+      },
+    }),
+
+    getPreferences: defineOperation({
+      name: 'preferences.home.get',
+      summary: 'Home screen preferences.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: PreferencesSchema,
+      async handler() {
+        return preferences.get();
+      },
+    }),
+    updatePreferences: defineOperation({
+      name: 'preferences.home.update',
+      summary: 'Update home screen preferences; fields left out stay as they are.',
+      access: 'authenticated',
+      input: Type.Object({
+        layout: Type.Optional(Type.Union([Type.Literal('grid'), Type.Literal('list')])),
+        theme: Type.Optional(Type.Union([Type.Literal('system'), Type.Literal('light'), Type.Literal('dark')])),
+        temperatureUnit: Type.Optional(Type.Union([Type.Literal('C'), Type.Literal('F')])),
+        showOfflineDevices: Type.Optional(Type.Boolean()),
+        defaultSpaceId: Type.Optional(Type.Union([Id, Type.Null()])),
+        sections: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 20 })),
+      }),
+      output: PreferencesSchema,
+      async handler(input) {
+        if (input.defaultSpaceId) spaces.spaces.get(input.defaultSpaceId);
+        return preferences.update(input);
+      },
+    }),
+    getFavorites: defineOperation({
+      name: 'preferences.favorites.get',
+      summary: 'Favorite device keys, in display order.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ favorites: Type.Array(Type.String()) }),
+      async handler() {
+        return { favorites: preferences.favorites() };
+      },
+    }),
+    saveFavorites: defineOperation({
+      name: 'preferences.favorites.save',
+      summary: 'Save favorite device keys (replacing the list); unknown devices answer 404 naming them.',
+      access: 'authenticated',
+      input: Type.Object({ favorites: Type.Array(Id, { maxItems: 200 }) }),
+      output: Type.Object({ favorites: Type.Array(Type.String()) }),
+      async handler({ favorites }) {
+        return { favorites: await preferences.saveFavorites(favorites) };
+      },
+    }),
+    listDesignProfiles: defineOperation({
+      name: 'design.profiles.list',
+      summary: 'Design profiles, with the active one marked.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ profiles: Type.Array(Type.Intersect([DesignProfileSchema, Type.Object({ active: Type.Boolean() })])) }),
+      async handler() {
+        return { profiles: design.profiles() };
+      },
+    }),
+    selectDesignProfile: defineOperation({
+      name: 'design.profiles.select',
+      summary: 'Select and publish the active design profile.',
+      access: 'authenticated',
+      input: Type.Object({ profileId: Id }),
+      output: LiveDesignSchema,
+      async handler({ profileId }) {
+        return design.select(profileId);
+      },
+    }),
+    liveDesign: defineOperation({
+      name: 'design.live',
+      summary: 'The live (active) design.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: LiveDesignSchema,
+      async handler() {
+        return design.live();
+      },
+    }),
+  };
+}
+
+export type HomeOperations = ReturnType<typeof homeOperations>;

@@ -1,0 +1,110 @@
+import type { Clock } from '../../platform/clock.js';
+import { notFound, unprocessable } from '../../platform/errors.js';
+import type { DeviceService, DeviceView } from '../devices/device-service.js';
+import type { DomainEventBus } from '../events.js';
+import type { DocumentCollection } from './collection.js';
+import { offeredCommand, tryCommand } from './device-actions.js';
+import type { RemoteSource, Space } from './model.js';
+import type { DeviceActionResult } from './ports.js';
+
+const POWER_ON = ['power_on', 'turn_on', 'on'];
+const SELECT_INPUT = ['select_input', 'set_input', 'input'];
+
+/** Rooms. A device belongs to at most one space: its primary room (`device.room`). */
+export class SpaceService {
+  constructor(
+    readonly spaces: DocumentCollection<Space>,
+    private readonly devices: DeviceService,
+    private readonly events: DomainEventBus,
+    private readonly clock: Clock,
+  ) {}
+
+  list(): Space[] {
+    return this.spaces.list();
+  }
+
+  async save(input: { id?: string; name: string; icon?: string; floor?: string; order?: number }): Promise<Space> {
+    const existing = input.id ? this.spaces.find(input.id) : undefined;
+    const { item, created } = await this.spaces.save({ ...input, activeSourceId: existing?.activeSourceId ?? null });
+    this.events.emit(created ? 'space.created' : 'space.updated', { space: item, at: this.clock.now() });
+    return item;
+  }
+
+  /** Removes a space; its devices stay, unassigned. */
+  async remove(id: string): Promise<{ removed: Space; unassignedDevices: string[] }> {
+    const space = this.spaces.get(id);
+    const unassigned: string[] = [];
+    for (const device of this.devices.registry.list({ includeRemoved: true })) {
+      if (device.room !== id) continue;
+      await this.devices.registry.updateMetadata(device.id, { room: null });
+      unassigned.push(device.id);
+    }
+    await this.spaces.remove(id);
+    this.events.emit('space.removed', { spaceId: id, at: this.clock.now() });
+    return { removed: space, unassignedDevices: unassigned };
+  }
+
+  devicesOf(id: string): DeviceView[] {
+    this.spaces.get(id);
+    return this.devices.list({ room: id });
+  }
+
+  /** Assigns devices to a space; `replace` also unassigns the space's other devices. */
+  async assign(id: string, deviceIds: string[], mode: 'add' | 'replace'): Promise<DeviceView[]> {
+    this.spaces.get(id);
+    const missing = deviceIds.filter((d) => !this.devices.registry.find(d) || this.devices.registry.find(d)!.removed);
+    if (missing.length > 0) throw notFound('DEVICE_NOT_FOUND', `No device ${missing.join(', ')}.`, { deviceIds: missing });
+    const wanted = new Set(deviceIds);
+    if (mode === 'replace') {
+      for (const device of this.devices.registry.list()) {
+        if (device.room === id && !wanted.has(device.id)) await this.devices.registry.updateMetadata(device.id, { room: null });
+      }
+    }
+    for (const deviceId of wanted) await this.devices.registry.updateMetadata(deviceId, { room: id });
+    this.events.emit('space.devices_assigned', { spaceId: id, deviceIds: [...wanted], mode, at: this.clock.now() });
+    return this.devicesOf(id);
+  }
+
+  remoteSources(id: string): RemoteSource[] {
+    const space = this.spaces.get(id);
+    const sources: RemoteSource[] = [];
+    for (const device of this.devices.registry.list()) {
+      if (device.room !== id) continue;
+      for (const meta of device.remoteSources) {
+        const sourceId = `${device.id}:${meta.id}`;
+        sources.push({
+          id: sourceId,
+          spaceId: id,
+          deviceId: device.id,
+          label: meta.label,
+          ...(meta.input ? { input: meta.input } : {}),
+          requires: meta.requires ?? [],
+          active: space.activeSourceId === sourceId,
+        });
+      }
+    }
+    return sources;
+  }
+
+  /**
+   * Brings a source up: powers on the devices it requires and the device itself, selects its
+   * input, and makes it the space's active source. Device failures are reported, not thrown.
+   */
+  async activate(id: string, sourceId: string): Promise<{ source: RemoteSource; results: DeviceActionResult[] }> {
+    const source = this.remoteSources(id).find((s) => s.id === sourceId);
+    if (!source) throw notFound('REMOTE_SOURCE_NOT_FOUND', `Space ${id} has no remote source ${sourceId}.`, { spaceId: id, sourceId });
+    const results: DeviceActionResult[] = [];
+    for (const deviceId of [...source.requires, source.deviceId]) {
+      const command = offeredCommand(this.devices, deviceId, POWER_ON);
+      if (command) results.push(await tryCommand(this.devices, deviceId, command));
+    }
+    if (source.input) {
+      const command = offeredCommand(this.devices, source.deviceId, SELECT_INPUT);
+      if (!command) throw unprocessable('INPUT_SELECT_NOT_SUPPORTED', `Device ${source.deviceId} offers no input selection command.`, { deviceId: source.deviceId });
+      results.push(await tryCommand(this.devices, source.deviceId, command, { input: source.input }));
+    }
+    await this.spaces.update(id, () => ({ activeSourceId: sourceId }));
+    this.events.emit('space.source_activated', { spaceId: id, sourceId, deviceId: source.deviceId, at: this.clock.now() });
+    return { source: { ...source, active: true }, results };
+  }
+}

@@ -1,0 +1,320 @@
+/**
+ * Runs a canonical step list against a StepEnvironment.
+ *
+ * - Steps run in order. Each step's result carries a path: "0", "3.branch1.2" (step 2 of the
+ *   second branch of parallel step 3; branches count from 0), "4.then.0", "4.else.1".
+ * - Results are reported (to `onStep` and in `steps`) when a step finishes, so a container
+ *   (parallel, condition) comes after the steps inside it.
+ * - A failing step stops the run: the outcome is `ok:false` with `error.step` the path of the
+ *   step that failed first (the innermost one; the containers around it are reported failed
+ *   with the same code). Steps after it are NOT run and NOT reported.
+ * - Error codes: the DomainError's code when a step rejects with one, `STEP_TIMEOUT` when a
+ *   command / zone volume change / wait_until outlives its timeout, `CANCELLED` when the signal
+ *   aborts (the step in progress is reported failed with CANCELLED), else `STEP_FAILED`.
+ * - parallel: branches run concurrently; when one fails, the others are cancelled (their steps
+ *   in progress are reported failed with CANCELLED) and the parallel step fails with the first
+ *   failure.
+ * - condition/wait_until: a device without state, or a state without the key, is "false".
+ * - Timeouts: command → its `timeoutMs` or the default (30 s), passed to `env.command` and raced
+ *   against a timer; zone_volume → the default; wait_until → its `timeoutMs`; run_program and
+ *   run_macro have none (they end when the nested run ends; cancelling ends the wait for it, not
+ *   the nested run — the environment has no way to cancel those).
+ * - All waiting goes through the injected timers, and every timer is cleared when its wait ends.
+ */
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import { DomainError } from '../../platform/errors.js';
+import type { StateCondition, Step, StepEnvironment, StepResult } from './model.js';
+
+export const DEFAULT_STEP_TIMEOUT_MS = 30_000;
+
+export interface ExecutorOptions {
+  /** Timeout of command and zone volume steps without their own (default 30 s). */
+  defaultStepTimeoutMs?: number;
+}
+
+export interface RunContext {
+  signal?: AbortSignal;
+  /** Called as each step finishes (containers after their contents). Exceptions are ignored. */
+  onStep?: (result: StepResult) => void;
+}
+
+export interface RunError {
+  code: string;
+  message: string;
+  /** Path of the step that failed first. */
+  step?: string;
+}
+
+export interface RunOutcome {
+  ok: boolean;
+  steps: StepResult[];
+  error?: RunError;
+}
+
+/** A step failed; carries the path of the step where it started. */
+class StepFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+  }
+}
+
+class Cancelled extends Error {
+  constructor() {
+    super('The run was cancelled.');
+  }
+}
+
+const hasKey = (state: Record<string, unknown>, key: string) => Object.prototype.hasOwnProperty.call(state, key);
+
+function numeric(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+  return undefined;
+}
+
+function valuesEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a === 'number' || typeof b === 'number') {
+    const x = numeric(a);
+    const y = numeric(b);
+    return x !== undefined && y !== undefined && x === y;
+  }
+  if (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null) return JSON.stringify(a) === JSON.stringify(b);
+  return false;
+}
+
+function ordered(a: unknown, b: unknown): number | undefined {
+  const x = numeric(a);
+  const y = numeric(b);
+  if (x !== undefined && y !== undefined) return x - y;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  return undefined;
+}
+
+/**
+ * True when `state` satisfies `condition`. No state, or no such key, is false (for every
+ * operator). eq/ne: equal values (a number equals its decimal text; objects by content);
+ * gt/gte/lt/lte: numbers (or numeric text), or two strings; truthy/falsy: JavaScript truthiness.
+ */
+export function evaluateCondition(condition: StateCondition, state: Record<string, unknown> | undefined): boolean {
+  if (!state || !hasKey(state, condition.key)) return false;
+  const actual = state[condition.key];
+  switch (condition.op) {
+    case 'eq':
+      return valuesEqual(actual, condition.value);
+    case 'ne':
+      return !valuesEqual(actual, condition.value);
+    case 'truthy':
+      return Boolean(actual);
+    case 'falsy':
+      return !actual;
+    default: {
+      const d = ordered(actual, condition.value);
+      if (d === undefined) return false;
+      return condition.op === 'gt' ? d > 0 : condition.op === 'gte' ? d >= 0 : condition.op === 'lt' ? d < 0 : d <= 0;
+    }
+  }
+}
+
+export class ProgramExecutor {
+  private readonly defaultTimeoutMs: number;
+
+  constructor(
+    private readonly env: StepEnvironment,
+    private readonly clock: Clock,
+    private readonly timers: Timers,
+    options: ExecutorOptions = {},
+  ) {
+    this.defaultTimeoutMs = options.defaultStepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
+  }
+
+  async run(steps: Step[], ctx: RunContext = {}): Promise<RunOutcome> {
+    const results: StepResult[] = [];
+    const emit = (r: StepResult) => {
+      results.push(r);
+      try {
+        ctx.onStep?.(r);
+      } catch {
+        // an observer's problem is not the run's
+      }
+    };
+    try {
+      await this.runList(steps, '', ctx.signal, emit);
+      return { ok: true, steps: results };
+    } catch (e) {
+      const f = e instanceof StepFailure ? e : new StepFailure('STEP_FAILED', e instanceof Error ? e.message : String(e), '');
+      const error: RunError = { code: f.code, message: f.message };
+      if (f.path) error.step = f.path;
+      return { ok: false, steps: results, error };
+    }
+  }
+
+  private async runList(steps: readonly Step[], prefix: string, signal: AbortSignal | undefined, emit: (r: StepResult) => void): Promise<void> {
+    for (const [i, step] of steps.entries()) {
+      await this.runStep(step, prefix ? `${prefix}.${i}` : String(i), signal, emit);
+    }
+  }
+
+  private async runStep(step: Step, path: string, signal: AbortSignal | undefined, emit: (r: StepResult) => void): Promise<void> {
+    const startedAt = this.clock.now();
+    const base = (): Pick<StepResult, 'path' | 'type' | 'label' | 'startedAt' | 'finishedAt'> => {
+      const r: Pick<StepResult, 'path' | 'type' | 'label' | 'startedAt' | 'finishedAt'> = { path, type: step.type, startedAt, finishedAt: this.clock.now() };
+      if (step.label !== undefined) r.label = step.label;
+      return r;
+    };
+    try {
+      if (signal?.aborted) throw new Cancelled();
+      const result = await this.execute(step, path, signal, emit);
+      const r: StepResult = { ...base(), status: 'succeeded' };
+      if (result !== undefined) r.result = result;
+      emit(r);
+    } catch (e) {
+      if (e instanceof StepFailure) {
+        // A step inside this container failed: the container fails with it.
+        emit({ ...base(), status: 'failed', error: { code: e.code, message: e.message } });
+        throw e;
+      }
+      const { code, message } = describe(e, signal);
+      emit({ ...base(), status: 'failed', error: { code, message } });
+      throw new StepFailure(code, message, path);
+    }
+  }
+
+  private async execute(step: Step, path: string, signal: AbortSignal | undefined, emit: (r: StepResult) => void): Promise<unknown> {
+    switch (step.type) {
+      case 'command': {
+        const timeoutMs = step.timeoutMs ?? this.defaultTimeoutMs;
+        return this.guard(() => this.env.command(step.deviceId, step.command, step.params ?? {}, timeoutMs), signal, timeoutMs, `${step.deviceId} did not answer ${step.command} within ${timeoutMs} ms.`);
+      }
+      case 'delay':
+        await this.sleep(step.ms, signal);
+        return undefined;
+      case 'wait_until': {
+        const { condition, timeoutMs } = step;
+        await this.guard(
+          () => this.env.waitForState(condition.deviceId, (state) => evaluateCondition(condition, state), timeoutMs),
+          signal,
+          timeoutMs,
+          `${condition.deviceId}.${condition.key} did not reach the condition within ${timeoutMs} ms.`,
+        );
+        return undefined;
+      }
+      case 'run_program':
+        return this.guard(() => this.env.runProgram(step.programId, 'program'), signal);
+      case 'run_macro':
+        return this.guard(() => this.env.runMacro(step.macroId), signal);
+      case 'zone_volume': {
+        const change: { volume?: number; delta?: number } = step.volume !== undefined ? { volume: step.volume } : { delta: step.delta ?? 0 };
+        return this.guard(() => this.env.zoneVolume(step.zoneId, change), signal, this.defaultTimeoutMs, `Zone ${step.zoneId} did not change volume within ${this.defaultTimeoutMs} ms.`);
+      }
+      case 'condition': {
+        const matched = evaluateCondition(step.condition, this.env.deviceState(step.condition.deviceId));
+        if (matched) await this.runList(step.then, `${path}.then`, signal, emit);
+        else if (step.else) await this.runList(step.else, `${path}.else`, signal, emit);
+        return { matched, branch: matched ? 'then' : step.else ? 'else' : null };
+      }
+      case 'parallel':
+        await this.parallel(step.branches, path, signal, emit);
+        return undefined;
+      default:
+        throw new DomainError('invalid', 'STEP_FAILED', `Unknown step type ${JSON.stringify((step as { type?: unknown }).type)}.`);
+    }
+  }
+
+  private async parallel(branches: Step[][], path: string, signal: AbortSignal | undefined, emit: (r: StepResult) => void): Promise<void> {
+    const controller = new AbortController();
+    const onOuterAbort = () => controller.abort();
+    if (signal?.aborted) controller.abort();
+    else signal?.addEventListener('abort', onOuterAbort, { once: true });
+    let first: unknown;
+    let failed = false;
+    try {
+      await Promise.all(
+        branches.map(async (branch, b) => {
+          try {
+            await this.runList(branch, `${path}.branch${b}`, controller.signal, emit);
+          } catch (e) {
+            if (!failed) {
+              failed = true;
+              first = e;
+              controller.abort();
+            }
+          }
+        }),
+      );
+    } finally {
+      signal?.removeEventListener('abort', onOuterAbort);
+    }
+    if (failed) throw first;
+  }
+
+  /** Waits `ms` on the injected timers; rejects with Cancelled when the signal aborts. */
+  private sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(new Cancelled());
+    if (ms <= 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.timers.clearTimeout(handle);
+        reject(new Cancelled());
+      };
+      const handle = this.timers.setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Settles with `work`, unless the signal aborts first (Cancelled) or `timeoutMs` passes first
+   * (STEP_TIMEOUT). The timer is armed before `work` starts, so it wins a tie with a timer of
+   * the same length inside the environment.
+   */
+  private guard<T>(work: () => Promise<T>, signal: AbortSignal | undefined, timeoutMs?: number, timeoutMessage?: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(new Cancelled());
+        return;
+      }
+      let handle: TimerHandle | undefined;
+      let settled = false;
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        this.timers.clearTimeout(handle);
+        signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const onAbort = () => finish(() => reject(new Cancelled()));
+      if (timeoutMs !== undefined) {
+        handle = this.timers.setTimeout(
+          () => finish(() => reject(new DomainError('timeout', 'STEP_TIMEOUT', timeoutMessage ?? `The step did not finish within ${timeoutMs} ms.`))),
+          timeoutMs,
+        );
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      let promise: Promise<T>;
+      try {
+        promise = Promise.resolve(work());
+      } catch (e) {
+        promise = Promise.reject(e);
+      }
+      promise.then(
+        (v) => finish(() => resolve(v)),
+        (e: unknown) => finish(() => reject(e)),
+      );
+    });
+  }
+}
+
+function describe(e: unknown, signal: AbortSignal | undefined): { code: string; message: string } {
+  if (e instanceof Cancelled || (signal?.aborted && !(e instanceof DomainError && e.code === 'STEP_TIMEOUT'))) {
+    return { code: 'CANCELLED', message: 'The run was cancelled.' };
+  }
+  if (e instanceof DomainError) return { code: e.code, message: e.message };
+  return { code: 'STEP_FAILED', message: e instanceof Error ? e.message : String(e) };
+}

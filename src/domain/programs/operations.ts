@@ -1,0 +1,143 @@
+import { Type } from 'typebox';
+import { defineOperation } from '../../platform/operations.js';
+import { DeviceActionResultSchema } from '../home/schemas.js';
+import type { Step } from './model.js';
+import type { ProgramService } from './program-service.js';
+import { ProgramRunSchema } from './run-schema.js';
+import { ProgramInputSchema, ProgramSchema, TimerSchema, withStepDefinitions } from './steps.js';
+
+const Id = Type.String({ minLength: 1, maxLength: 200 });
+const Wait = Type.Optional(Type.Boolean({ description: 'Answer when the run has finished (status succeeded/failed) instead of at once with status running.' }));
+
+// The list reuses the Program definition (with its recursive Step) inside its own cyclic schema.
+const ProgramList = withStepDefinitions('ProgramList', Type.Object({ programs: Type.Array(Type.Ref('Program')) }));
+(ProgramList as unknown as { $defs: Record<string, unknown> }).$defs.Program = (ProgramSchema as unknown as { $defs: Record<string, unknown> }).$defs.Program;
+
+const ScriptInput = withStepDefinitions(
+  'ProgramScriptInput',
+  Type.Object({
+    id: Id,
+    steps: Type.Array(Type.Ref('Step'), { description: 'The canonical step array (see docs/programs.md).' }),
+    offSteps: Type.Optional(Type.Union([Type.Array(Type.Ref('Step')), Type.Null()], { description: 'The off path; null removes it.' })),
+  }),
+);
+
+export function programOperations(programs: ProgramService) {
+  return {
+    list: defineOperation({
+      name: 'programs.list',
+      summary: 'List programs with each timer\'s next fire time.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: ProgramList,
+      async handler() {
+        return { programs: programs.list().map((p) => programs.view(p)) } as never;
+      },
+    }),
+    save: defineOperation({
+      name: 'programs.save',
+      summary: 'Create or update a program from canonical steps or from YAML (exactly one of `steps`, `yaml`).',
+      description: 'YAML errors answer 400 YAML_ERROR with details {line, column}. Unknown devices, programs, macros or zones answer 422 UNKNOWN_REFERENCE; a program that would run itself 422 PROGRAM_RECURSION.',
+      access: 'authenticated',
+      input: ProgramInputSchema,
+      output: ProgramSchema,
+      async handler(input) {
+        return (await programs.save(input)) as never;
+      },
+    }),
+    run: defineOperation({
+      name: 'programs.run',
+      summary: 'Run a program; answers the run at once (status running), or when it ends with wait=true.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, wait: Wait }),
+      output: ProgramRunSchema,
+      async handler({ id, wait }) {
+        return programs.run(id, { trigger: 'manual', wait: wait ?? false });
+      },
+    }),
+    runOff: defineOperation({
+      name: 'programs.run_off',
+      summary: 'Run the program\'s off path (422 NO_OFF_PATH when it has none).',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, wait: Wait }),
+      output: ProgramRunSchema,
+      async handler({ id, wait }) {
+        return programs.run(id, { trigger: 'manual', path: 'off', wait: wait ?? false });
+      },
+    }),
+    remove: defineOperation({
+      name: 'programs.remove',
+      summary: 'Remove a program; refused with 409 PROGRAM_IN_USE naming the zones and programs that use it.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Type.Object({ removed: Type.Literal(true), id: Type.String() }),
+      async handler({ id }) {
+        await programs.remove(id);
+        return { removed: true as const, id };
+      },
+    }),
+    copy: defineOperation({
+      name: 'programs.copy',
+      summary: 'Duplicate a program under a new id (its timer is copied disabled).',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+      output: ProgramSchema,
+      async handler({ id, name }) {
+        return (await programs.copy(id, name)) as never;
+      },
+    }),
+    timer: defineOperation({
+      name: 'programs.timer',
+      summary: 'Replace the timer (null removes it); the script is left as it is.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, timer: Type.Union([TimerSchema, Type.Null()]) }),
+      output: ProgramSchema,
+      async handler({ id, timer }) {
+        return (await programs.updateTimer(id, timer)) as never;
+      },
+    }),
+    script: defineOperation({
+      name: 'programs.script',
+      summary: 'Replace the steps (and optionally the off path); the timer is left as it is.',
+      access: 'authenticated',
+      input: ScriptInput,
+      output: ProgramSchema,
+      async handler(input) {
+        const { id, steps, offSteps } = input as unknown as { id: string; steps: Step[]; offSteps?: Step[] | null };
+        return (await programs.updateScript(id, { steps, ...(offSteps !== undefined ? { offSteps } : {}) })) as never;
+      },
+    }),
+    lightingOff: defineOperation({
+      name: 'programs.lighting_off',
+      summary: 'Turn off every lighting device the program controls; per-device results.',
+      access: 'authenticated',
+      input: Type.Object({ id: Id }),
+      output: Type.Object({ programId: Type.String(), results: Type.Array(DeviceActionResultSchema) }),
+      async handler({ id }) {
+        return programs.lightingOff(id);
+      },
+    }),
+    runs: defineOperation({
+      name: 'programs.runs',
+      summary: 'Run history of a program, newest first (the last 50 runs are kept).',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 20 })) }),
+      output: Type.Object({ runs: Type.Array(ProgramRunSchema) }),
+      async handler({ id, limit }) {
+        return { runs: await programs.history(id, limit ?? 20) };
+      },
+    }),
+    getRun: defineOperation({
+      name: 'programs.runs.get',
+      summary: 'One program run, live while it runs.',
+      access: 'authenticated',
+      input: Type.Object({ runId: Id }),
+      output: ProgramRunSchema,
+      async handler({ runId }) {
+        return programs.getRun(runId);
+      },
+    }),
+  };
+}
+
+export type ProgramOperations = ReturnType<typeof programOperations>;

@@ -1,0 +1,134 @@
+/**
+ * What a program refers to (devices, programs, macros, zones) and whether running it would run
+ * itself again (a cycle through run_program steps and macros that run programs).
+ */
+import type { Program, Step } from './model.js';
+
+export interface References {
+  /** Commanded devices and devices whose state conditions read. */
+  devices: Set<string>;
+  programs: Set<string>;
+  macros: Set<string>;
+  zones: Set<string>;
+}
+
+/** Walks every step, nested ones included, in order (containers before their contents). */
+export function forEachStep(steps: readonly Step[], visit: (step: Step) => void): void {
+  for (const step of steps) {
+    visit(step);
+    if (step.type === 'parallel') for (const branch of step.branches) forEachStep(branch, visit);
+    else if (step.type === 'condition') {
+      forEachStep(step.then, visit);
+      if (step.else) forEachStep(step.else, visit);
+    }
+  }
+}
+
+/**
+ * Everything the steps refer to, nested steps included. Given a program, both its on path
+ * (`steps`) and its off path (`offSteps`).
+ */
+export function referencesOf(source: readonly Step[] | Pick<Program, 'steps' | 'offSteps'>): References {
+  const refs: References = { devices: new Set(), programs: new Set(), macros: new Set(), zones: new Set() };
+  const lists: ReadonlyArray<readonly Step[]> = isStepList(source) ? [source] : [source.steps, source.offSteps ?? []];
+  for (const list of lists) {
+    forEachStep(list, (step) => {
+      switch (step.type) {
+        case 'command':
+          refs.devices.add(step.deviceId);
+          break;
+        case 'wait_until':
+        case 'condition':
+          refs.devices.add(step.condition.deviceId);
+          break;
+        case 'run_program':
+          refs.programs.add(step.programId);
+          break;
+        case 'run_macro':
+          refs.macros.add(step.macroId);
+          break;
+        case 'zone_volume':
+          refs.zones.add(step.zoneId);
+          break;
+        default:
+          break;
+      }
+    });
+  }
+  return refs;
+}
+
+function isStepList(source: readonly Step[] | Pick<Program, 'steps' | 'offSteps'>): source is readonly Step[] {
+  return Array.isArray(source);
+}
+
+/** Prefix of macro nodes in a cycle path, e.g. `['a', 'macro:m1', 'a']`. */
+export const MACRO_PREFIX = 'macro:';
+
+/**
+ * A cycle reachable from `startProgramId`, as the path that closes it, or undefined.
+ *
+ * Edges: program → the programs its steps run (both paths, nested steps included) and the macros
+ * they run; macro → the programs `getMacroPrograms` names. Programs appear by id, macros as
+ * `macro:<id>`: `['a', 'b', 'a']`, `['a', 'macro:m', 'a']`. A cycle that does not pass through the
+ * start but is reachable from it is reported too (`['b', 'c', 'b']`): running the start would run
+ * forever all the same. Unknown programs (`getProgramSteps` → undefined) are leaves.
+ *
+ * When checking a program being saved, let `getProgramSteps(startProgramId)` answer the NEW steps
+ * (on and off paths concatenated, if the off path counts).
+ */
+export function findCycle(
+  startProgramId: string,
+  getProgramSteps: (programId: string) => Step[] | undefined,
+  getMacroPrograms: (macroId: string) => string[],
+): string[] | undefined {
+  type NodeKey = string; // "p:<id>" or "m:<id>"
+  const label = (key: NodeKey) => (key.startsWith('m:') ? MACRO_PREFIX + key.slice(2) : key.slice(2));
+  const successors = (key: NodeKey): NodeKey[] => {
+    if (key.startsWith('m:')) return [...new Set(getMacroPrograms(key.slice(2)))].map((p) => `p:${p}`);
+    const steps = getProgramSteps(key.slice(2));
+    if (!steps) return [];
+    const refs = referencesOf(steps);
+    return [...[...refs.programs].map((p) => `p:${p}`), ...[...refs.macros].map((m) => `m:${m}`)];
+  };
+
+  // Iterative depth-first search; "active" nodes are on the current path, "done" nodes were fully
+  // explored without finding a cycle (so a diamond is explored once and is not a cycle).
+  const done = new Set<NodeKey>();
+  const active = new Map<NodeKey, number>(); // node → index in `path`
+  const path: NodeKey[] = [];
+  const stack: Array<{ key: NodeKey; next: NodeKey[]; i: number }> = [];
+  const enter = (key: NodeKey) => {
+    active.set(key, path.length);
+    path.push(key);
+    stack.push({ key, next: successors(key), i: 0 });
+  };
+  enter(`p:${startProgramId}`);
+  while (stack.length) {
+    const frame = stack[stack.length - 1] as { key: NodeKey; next: NodeKey[]; i: number };
+    const next = frame.next[frame.i++];
+    if (next === undefined) {
+      stack.pop();
+      path.pop();
+      active.delete(frame.key);
+      done.add(frame.key);
+      continue;
+    }
+    const at = active.get(next);
+    if (at !== undefined) return [...path.slice(at), next].map(label);
+    if (!done.has(next)) enter(next);
+  }
+  return undefined;
+}
+
+/** Devices commanded by the steps (nested included) for which `isLighting` holds, in first-use order. */
+export function lightingDevices(steps: readonly Step[], isLighting: (deviceId: string) => boolean): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  forEachStep(steps, (step) => {
+    if (step.type !== 'command' || seen.has(step.deviceId)) return;
+    seen.add(step.deviceId);
+    if (isLighting(step.deviceId)) out.push(step.deviceId);
+  });
+  return out;
+}

@@ -1,0 +1,20 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { osRoutes, type OsApiOptions } from './options.js';
+
+export const programRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
+  const ops = hub.ops.programs;
+  const route = osRoutes(app, base, ['programs']);
+  route('GET', '/programs', ops.list);
+  route('POST', '/programs/save', ops.save);
+  route('GET', '/programs/runs/:runId', ops.getRun);
+  route('POST', '/programs/:id/run', ops.run);
+  route('POST', '/programs/:id/run-off', ops.runOff);
+  route('POST', '/programs/:id/remove', ops.remove);
+  route('POST', '/programs/:id/copy', ops.copy);
+  route('POST', '/programs/:id/timer', ops.timer);
+  route('POST', '/programs/:id/script', ops.script);
+  route('POST', '/programs/:id/lighting/off', ops.lightingOff);
+  route('GET', '/programs/:id/runs', ops.runs);
+
+  osRoutes(app, base, ['bootstrap'])('GET', '/bootstrap', hub.ops.bootstrap.bootstrap);
+};
