@@ -25,7 +25,8 @@ export class DocumentCollection<T extends Stamped> {
   }
 
   list(): T[] {
-    return [...this.items.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+    // Stable sort: records created in the same millisecond keep their insertion order.
+    return [...this.items.values()].sort((a, b) => a.createdAt - b.createdAt);
   }
 
   find(id: string): T | undefined {

@@ -17,9 +17,12 @@ export interface RouteBinding<O extends Operation> {
     shape(result: unknown, request: FastifyRequest, reply: FastifyReply): unknown;
   };
   errorSchema?: TSchema;
+  /** Input fields a body route takes from the query string instead (flags such as `wait`). */
+  queryFields?: string[];
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const inBodyMethod = (method: string) => BODY_METHODS.has(method);
 
 function pathParams(url: string): string[] {
   return [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
@@ -62,14 +65,15 @@ function objectPart(schema: TSchema): { object: TObject; wrap(part: TObject): TS
   return { object: schema as TObject, wrap: (part) => part };
 }
 
-function pickProps(schema: TObject, keys: string[]): TObject {
+function pickProps(schema: TObject, keys: string[], keepOptional = false): TObject {
   const props: Record<string, TSchema> = {};
   for (const key of keys) {
     const prop = (schema.properties as Record<string, TSchema>)[key];
-    if (!prop) throw new Error(`path parameter :${key} is not a field of the operation's input`);
+    if (!prop) throw new Error(`route field ${key} is not a field of the operation's input`);
     props[key] = prop;
   }
-  return Type.Object(props);
+  const picked = Type.Object(props);
+  return keepOptional ? ({ ...picked, required: (schema.required ?? []).filter((k: string) => keys.includes(k)) } as TObject) : picked;
 }
 
 function omitProps(schema: TObject, keys: string[]): TObject {
@@ -93,7 +97,9 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
   const { operation: op, method, url } = binding;
   const params = pathParams(url);
   const input = objectPart(op.input);
-  const rest = input.wrap(omitProps(input.object, params));
+  const queryFields = inBodyMethod(method) ? (binding.queryFields ?? []) : [];
+  const rest = input.wrap(omitProps(input.object, [...params, ...queryFields]));
+  const flags = queryFields.length > 0 ? pickProps(input.object, queryFields, true) : undefined;
   const inBody = BODY_METHODS.has(method);
   const successStatus = binding.successStatus ?? 200;
   const errorSchema = binding.errorSchema ?? ErrorBody;
@@ -109,7 +115,7 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
       operationId: binding.operationId,
       ...(op.access === 'public' ? { security: [] } : {}),
       ...(params.length > 0 ? { params: pickProps(input.object, params) } : {}),
-      ...(inBody ? { body: normalizeRefs(rest) } : { querystring: rest }),
+      ...(inBody ? { body: normalizeRefs(rest), ...(flags ? { querystring: flags } : {}) } : { querystring: rest }),
       response: {
         [successStatus]: normalizeRefs(binding.respond?.schema ?? op.output),
         '4xx': errorSchema,
@@ -123,7 +129,11 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
         }
       : undefined,
     handler: async (request, reply) => {
-      const input = { ...(inBody ? (request.body as object) : (request.query as object)), ...(request.params as object) };
+      const input = {
+        ...(inBody ? (request.body as object) : (request.query as object)),
+        ...(flags ? (request.query as object) : {}),
+        ...(request.params as object),
+      };
       const result = await op.handler(input as never, contextOf(request));
       reply.code(successStatus);
       return binding.respond ? binding.respond.shape(result, request, reply) : result;

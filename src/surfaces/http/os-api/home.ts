@@ -18,7 +18,7 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   zones('POST', '/zones/save', ops.saveZone);
   zones('POST', '/zones/:id/remove', ops.removeZone);
   zones('POST', '/zones/:id/volume', ops.zoneVolume);
-  zones('POST', '/zones/:id/program/run', ops.runZoneProgram);
+  zones('POST', '/zones/:id/program/run', ops.runZoneProgram, { queryFields: ['wait'] });
   zones('GET', '/zone-groups', ops.listZoneGroups);
   zones('POST', '/zone-groups/save', ops.saveZoneGroup);
   zones('POST', '/zone-groups/:id/remove', ops.removeZoneGroup);
@@ -34,7 +34,7 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   macros('POST', '/action-maps/:id/remove', ops.removeActionMap);
   macros('POST', '/action-maps/:id/trigger', ops.triggerActionMap);
   macros('GET', '/activity-presets', ops.listPresets);
-  macros('POST', '/activity-presets/:id/run', ops.runPreset);
+  macros('POST', '/activity-presets/:id/run', ops.runPreset, { queryFields: ['wait'] });
 
   const alerts = osRoutes(app, base, ['alerts']);
   alerts('GET', '/alerts/submissions', ops.listAlerts);

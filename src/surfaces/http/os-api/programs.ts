@@ -7,8 +7,8 @@ export const programRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub
   route('GET', '/programs', ops.list);
   route('POST', '/programs/save', ops.save);
   route('GET', '/programs/runs/:runId', ops.getRun);
-  route('POST', '/programs/:id/run', ops.run);
-  route('POST', '/programs/:id/run-off', ops.runOff);
+  route('POST', '/programs/:id/run', ops.run, { queryFields: ['wait'] });
+  route('POST', '/programs/:id/run-off', ops.runOff, { queryFields: ['wait'] });
   route('POST', '/programs/:id/remove', ops.remove);
   route('POST', '/programs/:id/copy', ops.copy);
   route('POST', '/programs/:id/timer', ops.timer);
