@@ -6,6 +6,7 @@ import { createHub, type Hub } from './hub.js';
 import { systemClock, systemTimers, type Clock, type Timers } from './platform/clock.js';
 import { createDriverSocketSurface, type DriverSocketSurface } from './surfaces/driver-ws/index.js';
 import { buildHttpSurface, type HttpSurface } from './surfaces/http/server.js';
+import { createSocketSurface, type SocketSurface } from './surfaces/socket/index.js';
 
 export interface AppOptions {
   clock?: Clock;
@@ -18,6 +19,7 @@ export interface App {
   hub: Hub;
   http: HttpSurface;
   driverSocket: DriverSocketSurface;
+  sockets: SocketSurface;
   /** Port of the driver WebSocket (the HTTP port unless DRIVER_WS_PORT is set); known after start. */
   driverPort?: number;
   /** Listens, then starts the hub; resolves with the bound HTTP address once ready. */
@@ -45,6 +47,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const hub = createHub(config, options.clock ?? systemClock, options.timers ?? systemTimers, log);
   const http = await buildHttpSurface(hub, VERSION);
   const driverSocket = createDriverSocketSurface(hub);
+  const sockets = createSocketSurface(hub, http.app.server);
   if (config.driverWsPort === undefined) {
     http.app.server.on('upgrade', (request, socket, head) => {
       if (driverSocket.handleUpgrade(request, socket, head)) return;
@@ -58,6 +61,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     hub,
     http,
     driverSocket,
+    sockets,
     async start() {
       await http.app.listen({ port: config.port, host: config.host });
       const address = http.app.server.address() as AddressInfo;
@@ -75,6 +79,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     },
     stop() {
       stopping ??= (async () => {
+        await sockets.close();
         await driverSocket.close();
         await http.app.close();
         await hub.stop();

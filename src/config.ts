@@ -32,6 +32,8 @@ export interface Config {
   irReplyTimeoutMs: number;
   alertsMaxCount: number;
   alertsMaxAgeDays: number;
+  ssePingIntervalMs: number;
+  sseMaxBufferBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -109,5 +111,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     irReplyTimeoutMs: integer(env, 'IR_REPLY_TIMEOUT_MS', 5000, 50, 60_000),
     alertsMaxCount: integer(env, 'ALERTS_MAX_COUNT', 10_000, 10, 10_000_000),
     alertsMaxAgeDays: integer(env, 'ALERTS_MAX_AGE_DAYS', 90, 1, 3650),
+    ssePingIntervalMs: integer(env, 'SSE_PING_INTERVAL_MS', 15_000, 100, 600_000),
+    sseMaxBufferBytes: integer(env, 'SSE_MAX_BUFFER_BYTES', 1024 * 1024, 4096, 256 * 1024 * 1024),
   };
 }

@@ -7,8 +7,9 @@ import { DeviceService } from './domain/devices/device-service.js';
 import { deviceOperations, type DeviceOperations } from './domain/devices/operations.js';
 import { DriverManager } from './domain/drivers/driver-manager.js';
 import { LocalDriverSupervisor } from './domain/drivers/local/supervisor.js';
-import { driverOperations, type DriverOperations } from './domain/drivers/operations.js';
+import { driverOperations, integrationOperations, type DriverOperations } from './domain/drivers/operations.js';
 import { createDomainEventBus, type DomainEventBus } from './domain/events.js';
+import { ChangeFeed } from './domain/protocol/feed.js';
 import { AlertService } from './domain/home/alerts.js';
 import { bootstrapOperation } from './domain/home/bootstrap.js';
 import { DocumentCollection } from './domain/home/collection.js';
@@ -21,7 +22,8 @@ import { SpaceService } from './domain/home/spaces.js';
 import { ZoneService } from './domain/home/zones.js';
 import { ItachClient } from './domain/ir/itach-client.js';
 import type { Program } from './domain/programs/model.js';
-import { programOperations, type ProgramOperations } from './domain/programs/operations.js';
+import { automationOperations, programOperations, type ProgramOperations } from './domain/programs/operations.js';
+import { protocolOperations } from './domain/protocol/commands.js';
 import { ProgramService } from './domain/programs/program-service.js';
 import { stateOperations } from './domain/state/operations.js';
 import { StateAuthority } from './domain/state/state-authority.js';
@@ -55,6 +57,8 @@ export interface Hub {
   localDrivers: LocalDriverSupervisor;
   state: StateAuthority;
   programs: ProgramService;
+  /** Numbered device state changes and hub events, for the real-time surfaces. */
+  feed: ChangeFeed;
   home: { spaces: SpaceService; zones: ZoneService; macros: MacroService; presets: ActivityPresets; alerts: AlertService; preferences: PreferencesService; design: DesignService };
   operations: OperationRegistry;
   ops: {
@@ -65,6 +69,9 @@ export interface Hub {
     home: HomeOperations;
     programs: ProgramOperations;
     bootstrap: { bootstrap: ReturnType<typeof bootstrapOperation> };
+    automations: ReturnType<typeof automationOperations>;
+    integrations: ReturnType<typeof integrationOperations>;
+    protocol: ReturnType<typeof protocolOperations>;
   };
   /** Migration names applied to the database, once started. */
   appliedMigrations: string[];
@@ -78,6 +85,8 @@ const TELEMETRY_PRUNE_INTERVAL_MS = 60 * 1000;
 export function createHub(config: Config, clock: Clock, timers: Timers, log: Logger): Hub {
   const readiness = new Readiness(['storage', 'auth', 'devices', 'home', 'drivers']);
   const events = createDomainEventBus(log);
+  const feed = new ChangeFeed(events, clock);
+  feed.start();
   const storage = openStorage(config.dataDir);
   const auth = new AuthService(
     new KyselyUserRepository(storage.db),
@@ -145,7 +154,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     design: new DesignService(new KyselyDocumentRepository(storage.db, 'design'), events, clock),
   };
 
-  const ops = {
+  const coreOps = {
     auth: authOperations(auth),
     devices: deviceOperations(devices),
     state: stateOperations(devices, () => clock.now()),
@@ -155,6 +164,13 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     bootstrap: { bootstrap: bootstrapOperation({ devices, spaces, zones, programs, preferences: home.preferences, design: home.design, now: () => clock.now() }) },
   };
   const operations = new OperationRegistry();
+  const countDevices = (driverKey: string) => registry.list().filter((d) => d.driverKey === driverKey).length;
+  const ops = {
+    ...coreOps,
+    automations: automationOperations(programs),
+    integrations: integrationOperations(drivers, localDrivers, countDevices),
+    protocol: protocolOperations(operations),
+  };
   for (const group of Object.values(ops)) operations.register(...Object.values(group));
 
   const intervals: NodeJS.Timeout[] = [];
@@ -179,6 +195,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     localDrivers,
     state,
     programs,
+    feed,
     home,
     operations,
     ops,
@@ -224,6 +241,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       drivers.stop();
       await ir.close();
       await state.stop();
+      feed.stop();
       events.removeAllListeners();
       await storage.close();
     },

@@ -20,6 +20,8 @@ export interface DomainEvents {
   'device.command_executed': { deviceId: string; command: string; ok: boolean; durationMs: number; at: number };
   'driver.connected': { driverKey: string; instanceId: string; transport: string; at: number };
   'driver.disconnected': { driverKey: string; instanceId: string; reason: string; at: number };
+  'design.published': { design: unknown; at: number };
+  'preferences.updated': { preferences: unknown; at: number };
   'ir.transmitted': { deviceId: string | null; key: string | null; host: string; freqKhz: number; raw: number[]; line: string; at: number };
 }
 

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { DomainError } from '../../platform/errors.js';
 import { defineOperation } from '../../platform/operations.js';
 import type { DriverManager } from './driver-manager.js';
 import type { LocalDriverSupervisor } from './local/supervisor.js';
@@ -86,6 +87,70 @@ export function driverOperations(manager: DriverManager, local: LocalDriverSuper
       output: LocalDriver,
       async handler({ driverKey }) {
         return local.restart(driverKey);
+      },
+    }),
+  };
+}
+
+const Integration = Type.Object({
+  key: Type.String({ description: 'The driverKey.' }),
+  name: Type.String(),
+  kind: Type.String({ description: '`local` (a manifest run by the hub), `websocket` (an external driver) or `builtin` (GENERIC_IR).' }),
+  status: Type.String(),
+  connected: Type.Boolean(),
+  instances: Type.Integer(),
+  devices: Type.Integer(),
+});
+
+/** Integrations (every kind of driver the hub knows), live connections and driver messages. */
+export function integrationOperations(manager: DriverManager, local: LocalDriverSupervisor, deviceCount: (driverKey: string) => number) {
+  return {
+    integrations: defineOperation({
+      name: 'integrations.list',
+      summary: 'Every integration: local driver manifests, connected WebSocket drivers and the built-in GENERIC_IR.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ integrations: Type.Array(Integration) }),
+      async handler() {
+        const connected = manager.list();
+        const instances = (key: string) => connected.filter((c) => c.driverKey === key).length;
+        const out: Array<{ key: string; name: string; kind: string; status: string; connected: boolean; instances: number; devices: number }> = local.list().map((d) => ({
+          key: d.driverKey,
+          name: d.name ?? d.driverKey,
+          kind: 'local',
+          status: d.status,
+          connected: instances(d.driverKey) > 0,
+          instances: instances(d.driverKey),
+          devices: deviceCount(d.driverKey),
+        }));
+        for (const key of new Set(connected.filter((c) => c.transport === 'websocket').map((c) => c.driverKey))) {
+          if (out.some((o) => o.key === key)) continue;
+          out.push({ key, name: key, kind: 'websocket', status: 'connected', connected: true, instances: instances(key), devices: deviceCount(key) });
+        }
+        out.push({ key: 'GENERIC_IR', name: 'IR extenders (iTach)', kind: 'builtin', status: 'running', connected: true, instances: 0, devices: deviceCount('GENERIC_IR') });
+        return { integrations: out };
+      },
+    }),
+    connections: defineOperation({
+      name: 'drivers.connections',
+      summary: 'Driver instances connected now, over either transport.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ connections: Type.Array(ConnectedDriver) }),
+      async handler() {
+        return { connections: manager.list() };
+      },
+    }),
+    message: defineOperation({
+      name: 'drivers.message',
+      summary: 'Send a free-form DRIVER_MESSAGE to every connected instance of a driver.',
+      access: 'authenticated',
+      input: Type.Object({ driverKey: DriverKey, payload: Type.Unknown({ description: 'Delivered as {"type":"DRIVER_MESSAGE","payload":…}.' }) }),
+      output: Type.Object({ driverKey: Type.String(), delivered: Type.Integer({ description: 'Instances the message was sent to.' }) }),
+      async handler({ driverKey, payload }) {
+        const delivered = manager.message(driverKey, payload);
+        if (delivered === 0) throw new DomainError('unavailable', 'DRIVER_OFFLINE', `No instance of driver ${driverKey} is connected.`, { driverKey }, 5);
+        return { driverKey, delivered };
       },
     }),
   };

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { DomainError } from '../../platform/errors.js';
 import { defineOperation } from '../../platform/operations.js';
 import { DeviceActionResultSchema } from '../home/schemas.js';
 import type { Step } from './model.js';
@@ -135,6 +136,95 @@ export function programOperations(programs: ProgramService) {
       output: ProgramRunSchema,
       async handler({ runId }) {
         return programs.getRun(runId);
+      },
+    }),
+  };
+}
+
+const Semantic = Type.String({ minLength: 1, maxLength: 50, description: 'A user tag such as "movie" or "bedtime"; stored lower-case.' });
+const ProgramSemantics = Type.Object({ programId: Type.String(), programName: Type.String(), semantics: Type.Array(Type.String()) });
+const Automation = Type.Object({
+  programId: Type.String(),
+  name: Type.String(),
+  timer: Type.Unknown({ description: 'The program timer.' }),
+  enabled: Type.Boolean(),
+  nextFireAt: Type.Union([Type.Integer(), Type.Null()]),
+  running: Type.Boolean(),
+});
+
+/** Automations are programs with timers; program semantics are their intent tags. */
+export function automationOperations(programs: ProgramService) {
+  const semanticsOf = (id: string) => {
+    const p = programs.programs.get(id);
+    return { programId: p.id, programName: p.name, semantics: p.semantics ?? [] };
+  };
+  return {
+    list: defineOperation({
+      name: 'automations.list',
+      summary: 'Automations: programs with a timer, with their next fire time.',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ automations: Type.Array(Automation) }),
+      async handler() {
+        return {
+          automations: programs
+            .list()
+            .filter((p) => p.timer)
+            .map((p) => {
+              const view = programs.view(p);
+              return { programId: p.id, name: p.name, timer: p.timer, enabled: p.timer!.enabled, nextFireAt: view.nextFireAt, running: view.running };
+            }),
+        };
+      },
+    }),
+    run: defineOperation({
+      name: 'automations.run',
+      summary: 'Run an automation now, as its timer would (422 NOT_AN_AUTOMATION for a program without a timer).',
+      access: 'authenticated',
+      input: Type.Object({ id: Id, wait: Wait }),
+      output: ProgramRunSchema,
+      async handler({ id, wait }) {
+        const program = programs.programs.get(id);
+        if (!program.timer) throw new DomainError('unprocessable', 'NOT_AN_AUTOMATION', `Program ${program.name} has no timer.`, { programId: id });
+        return programs.run(id, { trigger: 'timer', wait: wait ?? false });
+      },
+    }),
+    listSemantics: defineOperation({
+      name: 'program_semantics.list',
+      summary: 'The semantic tags of every program (used by intents).',
+      access: 'authenticated',
+      input: Type.Object({}),
+      output: Type.Object({ semantics: Type.Array(ProgramSemantics) }),
+      async handler() {
+        return { semantics: programs.list().map((p) => semanticsOf(p.id)) };
+      },
+    }),
+    upsertSemantic: defineOperation({
+      name: 'program_semantics.upsert',
+      summary: 'Add semantic tags to a program (`semantic` or `semantics`), or replace them all with `replace: true`.',
+      access: 'authenticated',
+      input: Type.Object({ programId: Id, semantic: Type.Optional(Semantic), semantics: Type.Optional(Type.Array(Semantic, { maxItems: 50 })), replace: Type.Optional(Type.Boolean()) }),
+      output: ProgramSemantics,
+      async handler({ programId, semantic, semantics, replace }) {
+        const added = [...(semantics ?? []), ...(semantic ? [semantic] : [])];
+        if (added.length === 0 && !replace) throw new DomainError('invalid', 'SEMANTIC_REQUIRED', 'Give `semantic` or `semantics`.', { fields: ['semantic', 'semantics'] });
+        await programs.setSemantics(programId, (current) => (replace ? added : [...current, ...added]));
+        return semanticsOf(programId);
+      },
+    }),
+    deleteSemantic: defineOperation({
+      name: 'program_semantics.delete',
+      summary: 'Remove one semantic tag from a program (404 SEMANTIC_NOT_FOUND when it has no such tag).',
+      access: 'authenticated',
+      input: Type.Object({ programId: Id, semantic: Semantic }),
+      output: ProgramSemantics,
+      async handler({ programId, semantic }) {
+        const tag = semantic.trim().toLowerCase();
+        if (!(programs.programs.get(programId).semantics ?? []).includes(tag)) {
+          throw new DomainError('not_found', 'SEMANTIC_NOT_FOUND', `Program ${programId} has no semantic ${tag}.`, { programId, semantic: tag });
+        }
+        await programs.setSemantics(programId, (current) => current.filter((t) => t !== tag));
+        return semanticsOf(programId);
       },
     }),
   };

@@ -149,6 +149,13 @@ export class ProgramService implements ProgramPort {
     return updated;
   }
 
+  /** Replaces a program's semantic tags (what intents match besides its name). */
+  async setSemantics(id: string, change: (current: string[]) => string[]): Promise<Program> {
+    const updated = await this.programs.update(id, (p) => ({ semantics: [...new Set(change(p.semantics ?? []).map((t) => t.trim().toLowerCase()).filter(Boolean))] }));
+    this.events.emit('program_semantics.updated', { programId: id, semantics: updated.semantics ?? [], at: this.clock.now() });
+    return updated;
+  }
+
   async copy(id: string, name?: string): Promise<Program> {
     const source = this.programs.get(id);
     const { id: _id, createdAt: _c, updatedAt: _u, ...rest } = source;

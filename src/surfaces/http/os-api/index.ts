@@ -6,6 +6,7 @@ import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
 import { homeRoutes } from './home.js';
 import { programRoutes } from './programs.js';
+import { stateStreamRoute } from '../../sse/state-stream.js';
 import type { OsApiOptions } from './options.js';
 
 export const OS_API_BASES = ['/app/os', '/api/os', '/v1/os'] as const;
@@ -25,4 +26,5 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }
   await app.register(driverRoutes, options);
   await app.register(homeRoutes, options);
   await app.register(programRoutes, options);
+  await app.register(stateStreamRoute, options);
 };

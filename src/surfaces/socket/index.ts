@@ -1,0 +1,176 @@
+import type http from 'node:http';
+import { Server, type Namespace, type Socket } from 'socket.io';
+import { Compile } from 'typebox/compile';
+import { OS_API_SCOPE } from '../../domain/auth/model.js';
+import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/commands.js';
+import type { Hub } from '../../hub.js';
+import { DomainError } from '../../platform/errors.js';
+import type { Operation, Principal } from '../../platform/operations.js';
+
+export const NAMESPACES = {
+  deviceState: '/socket/device-state',
+  hubProtocol: '/socket/hub-protocol',
+  remoteConnect: '/socket/remote-connect',
+  designer: '/socket/designer',
+  irTest: '/socket/device-ir-test',
+} as const;
+
+/** Packets a client may have waiting before it counts as too slow and is disconnected. */
+const MAX_PENDING_PACKETS = 5000;
+
+interface HubCommandMessage {
+  command?: unknown;
+  payload?: unknown;
+  requestId?: unknown;
+}
+
+function authError(code: string, message: string): Error & { data: { code: string; message: string } } {
+  return Object.assign(new Error(message), { data: { code, message } });
+}
+
+/**
+ * Socket.IO on the service's HTTP server. Every namespace authenticates in the handshake
+ * (`auth: {token}` or `?accessToken=`); the namespaces adapt the change feed and the operation
+ * registry, and hold no logic of their own.
+ */
+export function createSocketSurface(hub: Hub, server: http.Server) {
+  const log = hub.log.child({ component: 'socket.io' });
+  const io = new Server(server, {
+    path: '/socket.io',
+    serveClient: false,
+    // The driver WebSocket shares this server: upgrades that are not Socket.IO's are left alone.
+    destroyUpgrade: false,
+    maxHttpBufferSize: 1024 * 1024,
+    pingInterval: 25_000,
+    pingTimeout: 20_000,
+  });
+
+  const authenticate = (socket: Socket, next: (err?: Error) => void) => {
+    const fromAuth = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
+    const fromQuery = socket.handshake.query.accessToken;
+    const token = typeof fromAuth === 'string' ? fromAuth : typeof fromQuery === 'string' ? fromQuery : undefined;
+    if (!token) return next(authError('AUTH_REQUIRED', 'Connect with auth: {token: <access token>}.'));
+    const principal = hub.auth.authenticate(token, ['access']);
+    if (!principal) return next(authError('INVALID_TOKEN', 'The access token is unknown, expired or revoked.'));
+    if (principal.scope !== OS_API_SCOPE) return next(authError('INSUFFICIENT_SCOPE', `Socket namespaces need a token with scope ${OS_API_SCOPE}.`));
+    socket.data.principal = principal;
+    next();
+  };
+  // The main namespace carries nothing, but it must not be an unauthenticated way in either.
+  io.of('/').use(authenticate);
+  const nsp = Object.fromEntries(Object.entries(NAMESPACES).map(([key, name]) => [key, io.of(name).use(authenticate)])) as Record<keyof typeof NAMESPACES, Namespace>;
+
+  const owner = {};
+  hub.feed.subscribe(owner, (item) => {
+    if (item.kind === 'state') nsp.deviceState.emit('device:state:update', item.data);
+    else nsp.hubProtocol.emit('hub:event', item.data);
+  });
+  hub.events.on(owner, 'design.published', (e) => nsp.designer.emit('designer:published', e.design));
+  hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }));
+  hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e));
+
+  nsp.deviceState.on('connection', (socket) => {
+    for (const device of hub.devices.registry.list()) {
+      socket.emit('device:state:snapshot', { deviceId: device.id, state: hub.devices.state.get(device.id).state });
+    }
+  });
+
+  nsp.designer.on('connection', (socket) => socket.emit('designer:published', hub.home.design.live()));
+
+  const validators = new Map<string, ReturnType<typeof Compile>>();
+  const validatorFor = (op: Operation) => {
+    let v = validators.get(op.name);
+    if (!v) {
+      v = Compile(op.input);
+      validators.set(op.name, v);
+    }
+    return v;
+  };
+
+  nsp.hubProtocol.on('connection', (socket) => {
+    socket.on('hub:command', async (message: HubCommandMessage, ack?: unknown) => {
+      const command = typeof message?.command === 'string' ? message.command : '';
+      const requestId = typeof message?.requestId === 'string' || typeof message?.requestId === 'number' ? message.requestId : undefined;
+      const answer = (ok: boolean, data: unknown) => {
+        const response = { command, data, ok, ...(requestId === undefined ? {} : { requestId }) };
+        socket.emit('hub:response', response);
+        if (typeof ack === 'function') ack(response);
+      };
+      const operationName = Object.hasOwn(HUB_COMMANDS, command) ? HUB_COMMANDS[command as HubCommandName] : undefined;
+      if (!operationName || !hub.operations.has(operationName)) {
+        return answer(false, { error: { code: 'UNKNOWN_COMMAND', message: `Unknown command ${JSON.stringify(command)}; GET_PROTOCOL_CAPABILITIES lists them.` } });
+      }
+      const op = hub.operations.get(operationName);
+      const payload = message.payload ?? {};
+      const validator = validatorFor(op);
+      if (!validator.Check(payload)) {
+        const details = validator.Errors(payload).slice(0, 5).map((e) => ({ field: `payload${e.instancePath.replace(/\//g, '.')}`, message: e.message }));
+        return answer(false, { error: { code: 'INVALID_PAYLOAD', message: `${details[0]?.field ?? 'payload'} ${details[0]?.message ?? 'is invalid'}`, details } });
+      }
+      try {
+        const data = await op.handler(payload as never, {
+          principal: socket.data.principal as Principal,
+          clientAddress: socket.handshake.address,
+          requestId: `${socket.id}:${String(requestId ?? command)}`,
+        });
+        answer(true, data);
+      } catch (err) {
+        if (err instanceof DomainError) answer(false, { error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } });
+        else {
+          log.error({ err, command }, 'hub command failed');
+          answer(false, { error: { code: 'INTERNAL_ERROR', message: 'The command failed unexpectedly.' } });
+        }
+      }
+    });
+  });
+
+  nsp.irTest.on('connection', (socket) => {
+    socket.on('ir:send', async (message: { extenderIp?: unknown; freq_khz?: unknown; raw?: unknown; deviceId?: unknown; key?: unknown }, ack?: unknown) => {
+      const reply = (body: unknown) => (typeof ack === 'function' ? ack(body) : socket.emit('ir:result', body));
+      try {
+        if (typeof message?.deviceId === 'string' && typeof message.key === 'string') {
+          reply({ ok: true, data: await hub.devices.command(message.deviceId, message.key) });
+          return;
+        }
+        const sent = await hub.devices.transmitIr(String(message?.extenderIp ?? ''), { freq_khz: Number(message?.freq_khz), raw: Array.isArray(message?.raw) ? (message.raw as number[]) : [] });
+        reply({ ok: true, data: { line: sent.line.replace(/\r$/, ''), reply: sent.reply } });
+      } catch (err) {
+        const e = err instanceof DomainError ? err : new DomainError('invalid', 'IR_SEND_FAILED', 'The IR test transmission failed.');
+        reply({ ok: false, error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
+      }
+    });
+  });
+
+  // Remote pairing (remote:pairing → remote:pairing:status) arrives with the remote API; until
+  // then the namespace accepts authenticated connections and says so to a pairing request.
+  nsp.remoteConnect.on('connection', (socket) => {
+    socket.on('remote:pairing', () => socket.emit('remote:pairing:status', { status: 'unavailable', message: 'Remote pairing is not enabled on this hub yet.' }));
+  });
+
+  const sweep = setInterval(() => {
+    for (const namespace of Object.values(nsp)) {
+      for (const socket of namespace.sockets.values()) {
+        const pending = (socket.conn as unknown as { writeBuffer: unknown[] }).writeBuffer.length;
+        if (pending > MAX_PENDING_PACKETS) {
+          log.warn({ namespace: namespace.name, pending }, 'socket client too slow; disconnected');
+          socket.disconnect(true);
+        }
+      }
+    }
+  }, 1000);
+  sweep.unref();
+
+  return {
+    io,
+    async close() {
+      clearInterval(sweep);
+      hub.feed.unsubscribe(owner);
+      hub.events.removeOwner(owner);
+      io.disconnectSockets(true);
+      // Not io.close(): it would close the HTTP server, which belongs to Fastify.
+      io.engine.close();
+    },
+  };
+}
+
+export type SocketSurface = ReturnType<typeof createSocketSurface>;
