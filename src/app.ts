@@ -48,13 +48,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const http = await buildHttpSurface(hub, VERSION);
   const driverSocket = createDriverSocketSurface(hub);
   const sockets = createSocketSurface(hub, http.app.server);
-  if (config.driverWsPort === undefined) {
-    http.app.server.on('upgrade', (request, socket, head) => {
-      if (driverSocket.handleUpgrade(request, socket, head)) return;
-      // Socket.IO answers its own path; nothing else upgrades.
-      if (!(request.url ?? '').startsWith('/socket.io/')) socket.destroy();
-    });
-  }
+  http.app.server.on('upgrade', (request, socket, head) => {
+    if (config.driverWsPort === undefined && driverSocket.handleUpgrade(request, socket, head)) return;
+    // Socket.IO answers its own path (it leaves other upgrades alone); nothing else upgrades.
+    if (!(request.url ?? '').startsWith('/socket.io/')) socket.destroy();
+  });
   let stopping: Promise<void> | undefined;
 
   const app: App = {

@@ -9,6 +9,12 @@ import { DriverManager } from './domain/drivers/driver-manager.js';
 import { LocalDriverSupervisor } from './domain/drivers/local/supervisor.js';
 import { driverOperations, integrationOperations, type DriverOperations } from './domain/drivers/operations.js';
 import { createDomainEventBus, type DomainEventBus } from './domain/events.js';
+import { DeviceActions } from './domain/graph/actions.js';
+import { buildHomeGraph } from './domain/graph/graph.js';
+import { graphOperations } from './domain/graph/operations.js';
+import { SceneCatalog } from './domain/graph/scenes.js';
+import { IntentEngine } from './domain/intents/engine.js';
+import { intentOperations } from './domain/intents/operations.js';
 import { ChangeFeed } from './domain/protocol/feed.js';
 import { AlertService } from './domain/home/alerts.js';
 import { bootstrapOperation } from './domain/home/bootstrap.js';
@@ -25,6 +31,7 @@ import type { Program } from './domain/programs/model.js';
 import { automationOperations, programOperations, type ProgramOperations } from './domain/programs/operations.js';
 import { protocolOperations } from './domain/protocol/commands.js';
 import { ProgramService } from './domain/programs/program-service.js';
+import { errorInfo } from './domain/home/device-actions.js';
 import { stateOperations } from './domain/state/operations.js';
 import { StateAuthority } from './domain/state/state-authority.js';
 import type { Clock, Timers } from './platform/clock.js';
@@ -72,7 +79,11 @@ export interface Hub {
     automations: ReturnType<typeof automationOperations>;
     integrations: ReturnType<typeof integrationOperations>;
     protocol: ReturnType<typeof protocolOperations>;
+    graph: ReturnType<typeof graphOperations>;
+    intents: ReturnType<typeof intentOperations>;
   };
+  scenes: SceneCatalog;
+  intents: IntentEngine;
   /** Migration names applied to the database, once started. */
   appliedMigrations: string[];
   start(): Promise<void>;
@@ -139,8 +150,9 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   );
   const spaces = new SpaceService(collections.spaces, devices, events, clock);
   const zones = new ZoneService(collections.zones, collections.zoneGroups, devices, () => programs, events, clock);
-  const macros = new MacroService(collections.macros, collections.actionMaps, devices, events, clock, timers, () => programs);
+  const macros = new MacroService(collections.macros, collections.actionMaps, devices, events, clock, timers, () => programs, (id) => !!collections.spaces.find(id));
   programs.connect(zones, macros);
+  spaces.addDependent(macros);
   const home = {
     spaces,
     zones,
@@ -153,6 +165,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     preferences: new PreferencesService(new KyselyDocumentRepository(storage.db, 'preferences'), registry, events, clock),
     design: new DesignService(new KyselyDocumentRepository(storage.db, 'design'), events, clock),
   };
+  spaces.addDependent(home.preferences);
 
   const coreOps = {
     auth: authOperations(auth),
@@ -163,6 +176,42 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     programs: programOperations(programs),
     bootstrap: { bootstrap: bootstrapOperation({ devices, spaces, zones, programs, preferences: home.preferences, design: home.design, now: () => clock.now() }) },
   };
+  const scenes = new SceneCatalog(devices, clock);
+  const unwatchScenes = scenes.watch(events);
+  const deviceActions = new DeviceActions(devices);
+  const graphDeps = { devices, spaces, zones, macros, programs, scenes, now: () => clock.now() };
+  const intents = new IntentEngine({
+    graph: () => buildHomeGraph(graphDeps),
+    perform: (deviceId, action) => deviceActions.perform(deviceId, action),
+    runProgram: async (programId) => {
+      try {
+        const run = await programs.run(programId, { trigger: 'intent' });
+        return { ok: true, runId: run.id };
+      } catch (err) {
+        return { ok: false, error: errorInfo(err) };
+      }
+    },
+    runScene: async (sceneId) => {
+      try {
+        await scenes.run(sceneId);
+        return { ok: true };
+      } catch (err) {
+        return { ok: false, error: errorInfo(err) };
+      }
+    },
+    runMacro: async (macroId) => {
+      try {
+        const result = await macros.run(macroId);
+        return result.ok ? { ok: true } : { ok: false, error: { code: 'MACRO_FAILED', message: 'Some steps of the macro failed.' } };
+      } catch (err) {
+        return { ok: false, error: errorInfo(err) };
+      }
+    },
+    setZoneVolume: async (zoneId, volume) => {
+      const { results } = await zones.setVolume(zoneId, { volume });
+      return { ok: results.every((r) => r.ok), results: results.map((r) => ({ deviceId: r.deviceId, ok: r.ok })) };
+    },
+  });
   const operations = new OperationRegistry();
   const countDevices = (driverKey: string) => registry.list().filter((d) => d.driverKey === driverKey).length;
   const ops = {
@@ -170,6 +219,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     automations: automationOperations(programs),
     integrations: integrationOperations(drivers, localDrivers, countDevices),
     protocol: protocolOperations(operations),
+    graph: graphOperations({ ...graphDeps, actions: deviceActions, drivers, localDrivers, readiness }),
+    intents: intentOperations(intents),
   };
   for (const group of Object.values(ops)) operations.register(...Object.values(group));
 
@@ -197,6 +248,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     programs,
     feed,
     home,
+    scenes,
+    intents,
     operations,
     ops,
     appliedMigrations: [],
@@ -236,6 +289,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     },
     async stop() {
       for (const t of intervals) clearInterval(t);
+      unwatchScenes();
       await programs.stop();
       await localDrivers.stop();
       drivers.stop();

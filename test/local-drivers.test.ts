@@ -484,8 +484,8 @@ describe('local driver supervisor', () => {
     expect(inBackoff.pid).toBeUndefined();
     expect(hub.state.get(crashy.id).online).toBe(false);
     const changes = onlineChanges.filter((c) => c.deviceId === crashy.id).map((c) => c.online);
-    // (A first discovery creates the device online without a change event.) Offline at every crash, online at every rediscovery:
-    expect(changes.slice(0, 3)).toEqual([false, true, false]);
+    // Online at the first discovery, offline at every crash, online at every rediscovery:
+    expect(changes.slice(0, 3)).toEqual([true, false, true]);
     expect(hub.log.of('crashy').some((e) => e.obj.stream === 'stderr' && e.msg === 'crashing on purpose')).toBe(true);
 
     // Meanwhile the lamp is unaffected.

@@ -116,8 +116,13 @@ describe('state SSE stream', () => {
     await healthy.next((e) => e.event === 'snapshot');
     // Far more than the kernel's socket buffers hold for the stalled client: 600 × 32 KiB.
     const big = 'x'.repeat(32 * 1024);
-    for (let i = 0; i < 600; i++) driver.send({ type: 'STATE_UPDATE', deviceId: 'lamp', state: { i, big } });
-    await healthy.next((e) => e.event === 'state' && (e.data as { state: { i: number } }).state.i === 599, 15_000);
+    // Sent in batches that the healthy client drains before the next, so only the stalled one lags.
+    for (let batch = 0; batch < 60; batch++) {
+      for (let i = batch * 10; i < batch * 10 + 10; i++) driver.send({ type: 'STATE_UPDATE', deviceId: 'lamp', state: { i, big } });
+      const last = batch * 10 + 9;
+      await healthy.next((e) => e.event === 'state' && (e.data as { state: { i: number } }).state.i === last, 15_000);
+    }
+    expect(healthy.ended).toBe(false);
     // The slow client's subscription is gone; only the healthy one (and Socket.IO's) remain.
     healthy.close();
     await eventually(() => (server.app.hub.feed as unknown as { subscribers: Map<object, unknown> }).subscribers.size <= 1, 5000, 'subscriptions cleaned up');

@@ -148,8 +148,10 @@ export class DeviceRegistry {
     return device;
   }
 
+  /** Changes a device's record; removed devices can be changed too (their history stays consistent). */
   async replace(id: string, changes: Partial<Omit<LogicalDevice, 'id' | 'createdAt' | 'driverKey' | 'driverDeviceId'>>): Promise<LogicalDevice> {
-    const existing = this.get(id);
+    const existing = this.byId.get(id);
+    if (!existing) throw notFound('DEVICE_NOT_FOUND', `No device ${id}.`, { deviceId: id });
     const now = this.clock.now();
     const device: LogicalDevice = { ...existing, ...changes, updatedAt: now };
     await this.persist(device);

@@ -125,6 +125,7 @@ export class DeviceService {
   }
 
   async updateMetadata(id: string, meta: DeviceMetadata): Promise<DeviceView> {
+    this.registry.get(id);
     return this.view(await this.registry.updateMetadata(id, meta));
   }
 

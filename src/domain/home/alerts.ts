@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { invalid } from '../../platform/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DomainEventBus } from '../events.js';
 import type { Alert, AlertQuery, AlertRepository } from './model.js';
@@ -11,6 +12,7 @@ export interface AlertRetention {
 /** Alert submissions: persisted, newest first, bounded by count and age. */
 export class AlertService {
   private submittedSincePrune = 0;
+  private sequence = 0;
 
   constructor(
     private readonly repo: AlertRepository,
@@ -20,7 +22,10 @@ export class AlertService {
   ) {}
 
   async submit(input: Omit<Alert, 'id' | 'at'>): Promise<Alert> {
-    const alert: Alert = { ...input, id: randomUUID(), at: this.clock.now() };
+    const at = this.clock.now();
+    // Ids sort in submission order (time, then a counter), so "newest first" holds within a millisecond too.
+    const id = `${at.toString(36).padStart(9, '0')}${(this.sequence++ % 1_679_616).toString(36).padStart(4, '0')}${randomBytes(4).toString('hex')}`;
+    const alert: Alert = { ...input, id, at };
     await this.repo.insert(alert);
     this.events.emit('alert.submitted', { alert, at: alert.at });
     // Prune now and then rather than per insert: a burst of alerts should not pay a delete each.
@@ -28,7 +33,10 @@ export class AlertService {
     return alert;
   }
 
-  list(query: AlertQuery) {
+  async list(query: AlertQuery) {
+    if (query.before && !(await this.repo.get(query.before))) {
+      throw invalid('INVALID_CURSOR', `Unknown paging cursor ${query.before}; start again without \`before\`.`, { field: 'before' });
+    }
     return this.repo.query(query);
   }
 

@@ -23,6 +23,7 @@ export class MacroService {
     private readonly clock: Clock,
     private readonly timers: Timers,
     private readonly programs: () => ProgramPort,
+    private readonly spaceExists: (spaceId: string) => boolean,
   ) {}
 
   async save(input: { id?: string; name: string; steps: MacroStep[]; stopOnError?: boolean }): Promise<Macro> {
@@ -64,9 +65,15 @@ export class MacroService {
 
   async saveActionMap(input: { id?: string; name: string; controlKey: string; deviceId: string; command: string; params?: Record<string, unknown>; spaceId?: string | null }): Promise<ActionMap> {
     this.checkDevices([input.deviceId]);
+    if (input.spaceId && !this.spaceExists(input.spaceId)) throw notFound('SPACE_NOT_FOUND', `No space ${input.spaceId}.`, { spaceId: input.spaceId });
     const { item, created } = await this.actionMaps.save({ ...input, spaceId: input.spaceId ?? null });
     this.events.emit(created ? 'action_map.created' : 'action_map.updated', { actionMap: item, at: this.clock.now() });
     return item;
+  }
+
+  /** Mapped controls of a removed space apply everywhere rather than nowhere. */
+  async spaceRemoved(spaceId: string): Promise<void> {
+    for (const map of this.actionMaps.list()) if (map.spaceId === spaceId) await this.actionMaps.update(map.id, () => ({ spaceId: null }));
   }
 
   async removeActionMap(id: string): Promise<void> {

@@ -8,6 +8,8 @@ export interface ProgramPort {
   run(programId: string, options: { trigger: ProgramRun['trigger']; path?: 'on' | 'off'; wait?: boolean }): Promise<ProgramRun>;
   /** Programs whose steps run the macro. */
   programsUsingMacro(macroId: string): Program[];
+  /** Programs whose steps set the zone's volume. */
+  programsUsingZone(zoneId: string): Program[];
 }
 
 /** Result of one device action inside a multi-device operation: failures are entries, not throws. */

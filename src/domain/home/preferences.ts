@@ -44,6 +44,11 @@ export class PreferencesService {
     return this.write({ ...this.get(), ...change });
   }
 
+  /** A removed space is no longer the default one. */
+  async spaceRemoved(spaceId: string): Promise<void> {
+    if (this.current?.defaultSpaceId === spaceId) await this.update({ defaultSpaceId: null });
+  }
+
   favorites(): string[] {
     return this.get().favorites;
   }

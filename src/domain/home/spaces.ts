@@ -10,8 +10,15 @@ import type { DeviceActionResult } from './ports.js';
 const POWER_ON = ['power_on', 'turn_on', 'on'];
 const SELECT_INPUT = ['select_input', 'set_input', 'input'];
 
+/** Something that refers to spaces and must let go of one that is removed. */
+export interface SpaceDependent {
+  spaceRemoved(spaceId: string): Promise<void>;
+}
+
 /** Rooms. A device belongs to at most one space: its primary room (`device.room`). */
 export class SpaceService {
+  private readonly dependents: SpaceDependent[] = [];
+
   constructor(
     readonly spaces: DocumentCollection<Space>,
     private readonly devices: DeviceService,
@@ -21,6 +28,10 @@ export class SpaceService {
 
   list(): Space[] {
     return this.spaces.list();
+  }
+
+  addDependent(dependent: SpaceDependent): void {
+    this.dependents.push(dependent);
   }
 
   async save(input: { id?: string; name: string; icon?: string; floor?: string; order?: number }): Promise<Space> {
@@ -40,6 +51,7 @@ export class SpaceService {
       unassigned.push(device.id);
     }
     await this.spaces.remove(id);
+    for (const dependent of this.dependents) await dependent.spaceRemoved(id);
     this.events.emit('space.removed', { spaceId: id, at: this.clock.now() });
     return { removed: space, unassignedDevices: unassigned };
   }
@@ -94,15 +106,22 @@ export class SpaceService {
     const source = this.remoteSources(id).find((s) => s.id === sourceId);
     if (!source) throw notFound('REMOTE_SOURCE_NOT_FOUND', `Space ${id} has no remote source ${sourceId}.`, { spaceId: id, sourceId });
     const results: DeviceActionResult[] = [];
-    for (const deviceId of [...source.requires, source.deviceId]) {
-      const command = offeredCommand(this.devices, deviceId, POWER_ON);
-      if (command) results.push(await tryCommand(this.devices, deviceId, command));
-    }
+    // Checked before anything is switched on, so a refused activation changes nothing.
+    let inputCommand: string | undefined;
     if (source.input) {
       const command = offeredCommand(this.devices, source.deviceId, SELECT_INPUT);
       if (!command) throw unprocessable('INPUT_SELECT_NOT_SUPPORTED', `Device ${source.deviceId} offers no input selection command.`, { deviceId: source.deviceId });
-      results.push(await tryCommand(this.devices, source.deviceId, command, { input: source.input }));
+      inputCommand = command;
     }
+    for (const deviceId of [...source.requires, source.deviceId]) {
+      if (!this.devices.registry.find(deviceId)) {
+        results.push({ deviceId, ok: false, error: { code: 'DEVICE_NOT_FOUND', message: `No device ${deviceId}.` } });
+        continue;
+      }
+      const command = offeredCommand(this.devices, deviceId, POWER_ON);
+      if (command) results.push(await tryCommand(this.devices, deviceId, command));
+    }
+    if (source.input && inputCommand) results.push(await tryCommand(this.devices, source.deviceId, inputCommand, { input: source.input }));
     await this.spaces.update(id, () => ({ activeSourceId: sourceId }));
     this.events.emit('space.source_activated', { spaceId: id, sourceId, deviceId: source.deviceId, at: this.clock.now() });
     return { source: { ...source, active: true }, results };

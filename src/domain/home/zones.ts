@@ -55,8 +55,11 @@ export class ZoneService {
     return this.resolve(item);
   }
 
-  /** Removes a zone and takes it out of every zone group. */
+  /** Removes a zone and takes it out of every zone group; refused (409 ZONE_IN_USE) while programs use it. */
   async remove(id: string): Promise<void> {
+    this.zones.get(id);
+    const users = this.programs().programsUsingZone(id).map((p) => ({ kind: 'program', id: p.id, name: p.name }));
+    if (users.length > 0) throw conflict('ZONE_IN_USE', `Zone ${id} is used by ${users.map((u) => `program ${u.name}`).join(', ')}.`, { users });
     await this.zones.remove(id);
     for (const group of this.groups.list()) {
       if (group.zoneIds.includes(id)) await this.groups.update(group.id, (g) => ({ zoneIds: g.zoneIds.filter((z) => z !== id) }));

@@ -192,6 +192,10 @@ export class ProgramService implements ProgramPort {
     return this.programs.list().filter((p) => referencesOf(p).macros.has(macroId));
   }
 
+  programsUsingZone(zoneId: string): Program[] {
+    return this.programs.list().filter((p) => referencesOf(p).zones.has(zoneId));
+  }
+
   async run(programId: string, options: { trigger: ProgramRun['trigger']; path?: 'on' | 'off'; wait?: boolean }): Promise<ProgramRun> {
     const program = this.programs.get(programId);
     const path = options.path ?? 'on';

@@ -66,7 +66,7 @@ export class StateAuthority {
     const now = this.clock.now();
     let entry = this.entries.get(deviceId);
     if (!entry) {
-      entry = { state: {}, online: true, confirmed: true, updatedAt: now };
+      entry = { state: {}, online: false, confirmed: true, updatedAt: now };
       this.entries.set(deviceId, entry);
     }
     // A new object per change: subscribers may keep the previous one.

@@ -129,8 +129,11 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
         }
       : undefined,
     handler: async (request, reply) => {
+      const fromBody = inBody ? { ...(request.body as Record<string, unknown>) } : undefined;
+      // Path and query fields come only from where the route declares them.
+      if (fromBody) for (const key of [...params, ...queryFields]) delete fromBody[key];
       const input = {
-        ...(inBody ? (request.body as object) : (request.query as object)),
+        ...(fromBody ?? (request.query as object)),
         ...(flags ? (request.query as object) : {}),
         ...(request.params as object),
       };

@@ -1,0 +1,458 @@
+import { DomainError, invalid, notFound, unprocessable } from '../../platform/errors.js';
+import { errorInfo } from '../home/device-actions.js';
+import type { DeviceActionResult } from '../home/ports.js';
+import { isOn, resolveAction, type ActionName, type DeviceActions } from './actions.js';
+import { CAPABILITY_MODEL, type CapabilitySource } from './capabilities.js';
+import type { AbstractAction, CapabilityName, GraphDevice, HomeGraph } from './model.js';
+import type { SceneCatalog } from './scenes.js';
+
+/**
+ * Entities: a Home Assistant style flat view of the graph. One entity per (device, entity
+ * domain) pair, id `<domain>.<object_id>` where object_id is the slugified device name
+ * (de-duplicated `_2`, `_3`… in device creation order), plus one `scene.<slug>` per scene.
+ * Numeric readings of non-sensor devices (a thermostat's temperature) are sensor entities too,
+ * `sensor.<object_id>_<key>`, listed by `listSensors`.
+ */
+
+export interface EntityView {
+  entityId: string;
+  domain: string;
+  objectId: string;
+  /** Friendly name: the device's (or the scene's) name; for a reading, device name and reading. */
+  name: string;
+  deviceId: string | null;
+  /** The graph scene id (`<deviceId>:<sceneId>`) of a scene entity, else null. */
+  sceneId: string | null;
+  spaceId: string | null;
+  online: boolean;
+  /** Home Assistant style state: "on", "off", "playing", "heat", "open", a reading, "unknown", "unavailable". */
+  state: string;
+  attributes: Record<string, unknown>;
+  /** Services of the entity's domain this entity can perform now. */
+  services: string[];
+}
+
+export interface EntityServiceInfo {
+  service: string;
+  description: string;
+  /** Data fields the service reads, with their meaning. */
+  data: Record<string, string>;
+}
+
+export interface EntityDomainInfo {
+  domain: string;
+  description: string;
+  /** Capabilities that make a device show up in this domain. */
+  capabilities: CapabilityName[];
+  services: EntityServiceInfo[];
+}
+
+const svc = (service: string, description: string, data: Record<string, string> = {}): EntityServiceInfo => ({ service, description, data });
+const ON_OFF = [svc('turn_on', 'Switch on.'), svc('turn_off', 'Switch off.'), svc('toggle', 'Switch to the other state.')];
+
+const DOMAINS: EntityDomainInfo[] = [
+  {
+    domain: 'light',
+    description: 'Lights; dimmable ones take a brightness.',
+    capabilities: ['power', 'brightness'],
+    services: [
+      svc('turn_on', 'Switch on; with a brightness, dim to it (0 switches off).', {
+        brightness: 'Optional brightness, 0–100 % (the hub\'s scale, not Home Assistant\'s 0–255).',
+        brightness_pct: 'Optional brightness, 0–100 % (same as brightness).',
+      }),
+      svc('turn_off', 'Switch off.'),
+      svc('toggle', 'Switch to the other state.'),
+    ],
+  },
+  { domain: 'switch', description: 'Anything that only switches on and off.', capabilities: ['power'], services: ON_OFF },
+  {
+    domain: 'media_player',
+    description: 'TVs, receivers, speakers: power, volume, playback, inputs, apps.',
+    capabilities: ['volume', 'media', 'input', 'apps', 'equalizer'],
+    services: [
+      ...ON_OFF,
+      svc('volume_set', 'Set the volume.', { volume: 'Volume 0–100 (hub scale).', volume_level: 'Volume 0–1 (Home Assistant scale); used when volume is absent.' }),
+      svc('volume_up', 'Volume one step up.'),
+      svc('volume_down', 'Volume one step down.'),
+      svc('media_play', 'Start or resume playback.'),
+      svc('media_pause', 'Pause playback.'),
+      svc('media_stop', 'Stop playback.'),
+      svc('media_next_track', 'Next track.'),
+      svc('media_previous_track', 'Previous track.'),
+    ],
+  },
+  {
+    domain: 'climate',
+    description: 'Thermostats and air conditioners.',
+    capabilities: ['temperature', 'climate_mode'],
+    services: [svc('turn_on', 'Switch on.'), svc('turn_off', 'Switch off.'), svc('set_temperature', 'Set the target temperature.', { temperature: 'Target temperature (required).' })],
+  },
+  {
+    domain: 'cover',
+    description: 'Blinds, shades, curtains, garage doors.',
+    capabilities: ['cover'],
+    services: [svc('open_cover', 'Open fully.'), svc('close_cover', 'Close fully.'), svc('set_cover_position', 'Move to a position.', { position: '0 closed … 100 open (required).' })],
+  },
+  { domain: 'remote', description: 'GENERIC_IR devices: IR keys through an extender.', capabilities: ['ir'], services: ON_OFF },
+  { domain: 'sensor', description: 'Readings: devices that only report state, and numeric readings of other devices.', capabilities: ['sensor'], services: [] },
+  { domain: 'scene', description: 'Scenes devices store; one entity per scene.', capabilities: ['scenes'], services: [svc('turn_on', 'Run the scene.')] },
+];
+const DOMAIN_BY_NAME = new Map(DOMAINS.map((d) => [d.domain, d]));
+
+export function listEntityDomains(): EntityDomainInfo[] {
+  return DOMAINS.map((d) => ({ ...d, capabilities: [...d.capabilities], services: d.services.map((s) => ({ ...s, data: { ...s.data } })) }));
+}
+
+/** Lowercase `[a-z0-9_]`, accents folded, runs of anything else as one `_`. */
+export function slugify(text: string, fallback = 'unnamed'): string {
+  const slug = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+  return slug || fallback;
+}
+
+/** Unique slugs for named items in the given order: the first keeps the slug, later ones get `_2`, `_3`… */
+export function assignSlugs<T extends { id: string; name: string }>(items: readonly T[], fallback = 'unnamed', taken: Set<string> = new Set()): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const item of items) {
+    const base = slugify(item.name, fallback);
+    let slug = base;
+    for (let n = 2; taken.has(slug); n++) slug = `${base}_${n}`;
+    taken.add(slug);
+    out.set(item.id, slug);
+  }
+  return out;
+}
+
+export function splitEntityId(entityId: string): { domain: string; objectId: string } | undefined {
+  const dot = entityId.indexOf('.');
+  if (dot <= 0 || dot === entityId.length - 1) return undefined;
+  return { domain: entityId.slice(0, dot), objectId: entityId.slice(dot + 1) };
+}
+
+/** A graph device as the action resolver reads it (its capabilities are already derived). */
+export function actionSource(device: GraphDevice): CapabilitySource {
+  return { category: device.category, capabilities: device.capabilities, commands: device.commands };
+}
+
+/** State keys the capabilities control (not readings), numeric ones. */
+const CONTROL_KEYS = new Set(['brightness', 'volume', 'target_temperature', 'position']);
+const NOT_READINGS = /channel|track|duration|elapsed|playlist|preset|index/;
+const SENSOR_PRIMARY = ['temperature', 'current_temperature', 'humidity', 'illuminance', 'power', 'energy', 'battery'];
+const READING_META: Record<string, { device_class: string; unit_of_measurement?: string }> = {
+  temperature: { device_class: 'temperature' },
+  current_temperature: { device_class: 'temperature' },
+  humidity: { device_class: 'humidity', unit_of_measurement: '%' },
+  battery: { device_class: 'battery', unit_of_measurement: '%' },
+  illuminance: { device_class: 'illuminance', unit_of_measurement: 'lx' },
+  power: { device_class: 'power', unit_of_measurement: 'W' },
+  energy: { device_class: 'energy', unit_of_measurement: 'kWh' },
+  pressure: { device_class: 'pressure' },
+  co2: { device_class: 'carbon_dioxide', unit_of_measurement: 'ppm' },
+};
+
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** Numeric readings of a device that is not itself a sensor: keys not controlled by a capability. */
+export function readingKeys(device: GraphDevice): string[] {
+  return Object.keys(device.state).filter((k) => isNumber(device.state[k]) && !CONTROL_KEYS.has(k) && !NOT_READINGS.test(k));
+}
+
+function primaryReading(state: Record<string, unknown>): string | undefined {
+  const keys = Object.keys(state);
+  return SENSOR_PRIMARY.find((k) => isNumber(state[k])) ?? keys.find((k) => isNumber(state[k])) ?? keys[0];
+}
+
+function stateString(value: unknown): string {
+  if (value === undefined || value === null) return 'unknown';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+function domainState(domain: string, device: GraphDevice): string {
+  if (!device.online) return 'unavailable';
+  const s = device.state;
+  const on = isOn(s);
+  const onOff = on === undefined ? 'unknown' : on ? 'on' : 'off';
+  switch (domain) {
+    case 'media_player': {
+      if (on === false) return 'off';
+      if (s.playback === 'playing' || s.playback === 'paused') return s.playback;
+      if (s.playback === 'stopped' || s.playback === 'idle') return 'idle';
+      return onOff;
+    }
+    case 'climate':
+      if (typeof s.mode === 'string' && s.mode) return s.mode;
+      return onOff;
+    case 'cover':
+      if (typeof s.state === 'string' && ['open', 'closed', 'opening', 'closing'].includes(s.state)) return s.state;
+      if (isNumber(s.position)) return s.position > 0 ? 'open' : 'closed';
+      return 'unknown';
+    case 'sensor': {
+      const key = primaryReading(s);
+      return key === undefined ? 'unknown' : stateString(s[key]);
+    }
+    default:
+      return onOff;
+  }
+}
+
+function domainAttributes(domain: string, device: GraphDevice): Record<string, unknown> {
+  const attributes: Record<string, unknown> = { friendly_name: device.name };
+  if (domain === 'sensor') {
+    const key = primaryReading(device.state);
+    Object.assign(attributes, key ? READING_META[key] : undefined, { state_key: key ?? null }, device.state);
+    return attributes;
+  }
+  for (const capability of device.capabilities) {
+    if (CAPABILITY_MODEL[capability].entityDomain !== domain) continue;
+    for (const { key } of CAPABILITY_MODEL[capability].stateKeys) if (key in device.state) attributes[key] = device.state[key];
+  }
+  return attributes;
+}
+
+/** Maps a domain service and its data to an abstract action; `undefined` for scene runs. */
+export function serviceAction(domain: string, service: string, data: Record<string, unknown> = {}): AbstractAction | undefined {
+  const num = (field: string, required: boolean): number | undefined => {
+    const v = data[field];
+    if (v === undefined || v === null) {
+      if (required) throw invalid('INVALID_SERVICE_DATA', `${domain}.${service} needs data.${field} (a number).`, { field: `data.${field}` });
+      return undefined;
+    }
+    if (!isNumber(v)) throw invalid('INVALID_SERVICE_DATA', `data.${field} must be a finite number.`, { field: `data.${field}` });
+    return v;
+  };
+  const simple: Record<string, ActionName> = {
+    turn_off: 'turn_off',
+    toggle: 'toggle',
+    volume_up: 'volume_up',
+    volume_down: 'volume_down',
+    open_cover: 'open',
+    close_cover: 'close',
+    media_play: 'play',
+    media_pause: 'pause',
+    media_stop: 'stop',
+    media_next_track: 'next',
+    media_previous_track: 'previous',
+  };
+  if (domain === 'scene') return undefined;
+  if (service === 'turn_on') {
+    if (domain === 'light') {
+      const brightness = num('brightness', false) ?? num('brightness_pct', false);
+      if (brightness !== undefined) return brightness <= 0 ? { action: 'turn_off' } : { action: 'set_brightness', value: brightness };
+    }
+    return { action: 'turn_on' };
+  }
+  const name = simple[service];
+  if (name) return { action: name } as AbstractAction;
+  switch (service) {
+    case 'volume_set': {
+      const volume = num('volume', false);
+      if (volume !== undefined) return { action: 'set_volume', value: volume };
+      const level = num('volume_level', false);
+      if (level === undefined) throw invalid('INVALID_SERVICE_DATA', 'media_player.volume_set needs data.volume (0–100) or data.volume_level (0–1).', { field: 'data.volume' });
+      return { action: 'set_volume', value: level * 100 };
+    }
+    case 'set_temperature':
+      return { action: 'set_temperature', value: num('temperature', true)! };
+    case 'set_cover_position':
+      return { action: 'set_position', value: num('position', true)! };
+  }
+  throw unprocessable('SERVICE_NOT_SUPPORTED', `No service ${domain}.${service}.`, { domain, service });
+}
+
+/** Probe data so that a value service can be checked for support. */
+const PROBE_DATA: Record<string, Record<string, unknown>> = {
+  volume_set: { volume: 50 },
+  set_temperature: { temperature: 21 },
+  set_cover_position: { position: 50 },
+};
+
+function supportedServices(domain: string, device: GraphDevice): string[] {
+  const info = DOMAIN_BY_NAME.get(domain);
+  if (!info) return [];
+  const source = actionSource(device);
+  return info.services
+    .filter((s) => {
+      const action = serviceAction(domain, s.service, PROBE_DATA[s.service] ?? {});
+      return action !== undefined && resolveAction(source, action, device.state) !== undefined;
+    })
+    .map((s) => s.service);
+}
+
+function deviceEntity(device: GraphDevice, entityId: string): EntityView {
+  const { domain, objectId } = splitEntityId(entityId)!;
+  return {
+    entityId,
+    domain,
+    objectId,
+    name: device.name,
+    deviceId: device.id,
+    sceneId: null,
+    spaceId: device.spaceId,
+    online: device.online,
+    state: domainState(domain, device),
+    attributes: domainAttributes(domain, device),
+    services: supportedServices(domain, device),
+  };
+}
+
+function sceneEntities(graph: HomeGraph, devices: Map<string, GraphDevice>): EntityView[] {
+  const slugs = assignSlugs(graph.scenes, 'scene');
+  return graph.scenes.map((scene) => {
+    const device = devices.get(scene.deviceId);
+    const objectId = slugs.get(scene.id)!;
+    const online = device?.online ?? false;
+    return {
+      entityId: `scene.${objectId}`,
+      domain: 'scene',
+      objectId,
+      name: scene.name,
+      deviceId: scene.deviceId,
+      sceneId: scene.id,
+      spaceId: device?.spaceId ?? null,
+      online,
+      state: online ? 'unknown' : 'unavailable',
+      attributes: { friendly_name: scene.name, scene_id: scene.sceneId, device_id: scene.deviceId },
+      services: online ? ['turn_on'] : [],
+    };
+  });
+}
+
+function readingEntities(graph: HomeGraph, taken: Set<string>): EntityView[] {
+  const out: EntityView[] = [];
+  for (const device of graph.devices) {
+    if (device.entityIds.some((id) => id.startsWith('sensor.'))) continue;
+    const keys = readingKeys(device);
+    if (keys.length === 0) continue;
+    const objectBase = device.entityIds[0] ? splitEntityId(device.entityIds[0])!.objectId : slugify(device.name, 'device');
+    for (const key of keys) {
+      const base = `${objectBase}_${slugify(key, 'value')}`;
+      let objectId = base;
+      for (let n = 2; taken.has(`sensor.${objectId}`); n++) objectId = `${base}_${n}`;
+      taken.add(`sensor.${objectId}`);
+      const label = key.replace(/_/g, ' ');
+      out.push({
+        entityId: `sensor.${objectId}`,
+        domain: 'sensor',
+        objectId,
+        name: `${device.name} ${label}`,
+        deviceId: device.id,
+        sceneId: null,
+        spaceId: device.spaceId,
+        online: device.online,
+        state: device.online ? stateString(device.state[key]) : 'unavailable',
+        attributes: { friendly_name: `${device.name} ${label}`, ...READING_META[key], state_key: key },
+        services: [],
+      });
+    }
+  }
+  return out;
+}
+
+export interface EntityFilter {
+  domain?: string;
+  spaceId?: string;
+  deviceId?: string;
+}
+
+function matches(entity: EntityView, filter: EntityFilter): boolean {
+  return (!filter.domain || entity.domain === filter.domain) && (!filter.spaceId || entity.spaceId === filter.spaceId) && (!filter.deviceId || entity.deviceId === filter.deviceId);
+}
+
+/** Device entities (in device order) then scene entities, optionally filtered. */
+export function listEntities(graph: HomeGraph, filter: EntityFilter = {}): EntityView[] {
+  const out: EntityView[] = [];
+  for (const device of graph.devices) for (const entityId of device.entityIds) out.push(deviceEntity(device, entityId));
+  out.push(...sceneEntities(graph, new Map(graph.devices.map((d) => [d.id, d]))));
+  return out.filter((e) => matches(e, filter));
+}
+
+/** Sensor entities: devices that are sensors, then numeric readings of the other devices. */
+export function listSensors(graph: HomeGraph, filter: Omit<EntityFilter, 'domain'> = {}): EntityView[] {
+  const entities = listEntities(graph);
+  const sensors = entities.filter((e) => e.domain === 'sensor');
+  const taken = new Set(entities.map((e) => e.entityId));
+  return [...sensors, ...readingEntities(graph, taken)].filter((e) => matches(e, filter));
+}
+
+export function findEntity(graph: HomeGraph, entityId: string): EntityView | undefined {
+  const parts = splitEntityId(entityId);
+  if (!parts) return undefined;
+  const device = graph.devices.find((d) => d.entityIds.includes(entityId));
+  if (device) return deviceEntity(device, entityId);
+  if (parts.domain === 'scene') return listEntities(graph, { domain: 'scene' }).find((e) => e.entityId === entityId);
+  if (parts.domain === 'sensor') return listSensors(graph).find((e) => e.entityId === entityId);
+  return undefined;
+}
+
+/** The entity with state and attributes; ENTITY_NOT_FOUND when there is none. */
+export function getEntity(graph: HomeGraph, entityId: string): EntityView {
+  const entity = findEntity(graph, entityId);
+  if (!entity) throw notFound('ENTITY_NOT_FOUND', `No entity ${entityId}.`, { entityId });
+  return entity;
+}
+
+export type EntityActionResult = DeviceActionResult & { entityId: string; service: string; action: ActionName | 'scene.run' };
+
+export interface EntityServiceDeps {
+  /** The current graph (built per call; it is one pass over memory). */
+  graph(): HomeGraph;
+  actions: DeviceActions;
+  scenes: SceneCatalog;
+}
+
+/** Entity reads over the current graph and Home Assistant style service calls on entities. */
+export class EntityService {
+  constructor(private readonly deps: EntityServiceDeps) {}
+
+  list(filter: EntityFilter = {}): EntityView[] {
+    return listEntities(this.deps.graph(), filter);
+  }
+
+  get(entityId: string): EntityView {
+    return getEntity(this.deps.graph(), entityId);
+  }
+
+  sensors(filter: Omit<EntityFilter, 'domain'> = {}): EntityView[] {
+    return listSensors(this.deps.graph(), filter);
+  }
+
+  /**
+   * Runs a domain service on an entity: the service becomes an abstract action performed through
+   * DeviceActions (scenes: scenes.run on their device). ENTITY_NOT_FOUND for an unknown entity,
+   * SERVICE_NOT_SUPPORTED (unprocessable) for a service its domain lacks, INVALID_SERVICE_DATA for
+   * missing or bad data; the device's own failures (ACTION_NOT_SUPPORTED, DRIVER_ERROR…) come back
+   * as `ok: false` with the error.
+   */
+  async entityAction(entityId: string, service: string, data: Record<string, unknown> = {}): Promise<EntityActionResult> {
+    const entity = this.get(entityId);
+    const domain = DOMAIN_BY_NAME.get(entity.domain);
+    if (!domain?.services.some((s) => s.service === service)) {
+      throw unprocessable('SERVICE_NOT_SUPPORTED', `Entity ${entityId} (${entity.domain}) has no service ${service}.`, {
+        entityId,
+        service,
+        services: domain?.services.map((s) => s.service) ?? [],
+      });
+    }
+    const deviceId = entity.deviceId!;
+    if (entity.domain === 'scene') {
+      try {
+        const run = await this.deps.scenes.run(entity.sceneId!);
+        return { entityId, service, action: 'scene.run', deviceId, ok: true, command: 'scenes.run', ...(run.result === undefined ? {} : { result: run.result }) };
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'SCENE_NOT_FOUND') throw err;
+        return { entityId, service, action: 'scene.run', deviceId, ok: false, command: 'scenes.run', error: errorInfo(err) };
+      }
+    }
+    let action = serviceAction(entity.domain, service, data)!;
+    // A light that cannot dim still switches on when asked for a brightness.
+    if (action.action === 'set_brightness' && !this.deps.actions.resolve(deviceId, action)) action = { action: 'turn_on' };
+    const result = await this.deps.actions.perform(deviceId, action);
+    return { entityId, service, action: action.action, ...result };
+  }
+}
