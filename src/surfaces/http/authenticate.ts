@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import type { AuthService } from '../../domain/auth/auth-service.js';
 import type { TokenKind } from '../../domain/auth/model.js';
 import { forbidden, unauthenticated } from '../../platform/errors.js';
@@ -29,11 +29,12 @@ function queryTokenOf(request: FastifyRequest): string | undefined {
  * unless its config opts out with `access: 'public'`; SSE routes (`access: 'stream'`) also take
  * a stream token in the `accessToken` query parameter, which no other route accepts.
  */
-export function authenticationHook(auth: AuthService, policy: AuthPolicy): onRequestAsyncHookHandler {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
+export function authenticationHook(auth: AuthService, policy: AuthPolicy): onRequestHookHandler {
+  // Callback style, not async: this runs on every request and needs no promise.
+  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
     const access = request.routeOptions.config.access ?? 'authenticated';
     // Unknown routes answer 404 whoever asks; the route table is public in /openapi.json anyway.
-    if (access === 'public' || request.is404) return;
+    if (access === 'public' || request.is404) return done();
     let token: string | undefined;
     let kinds: TokenKind[] = ['access'];
     if (access === 'stream') {
@@ -42,12 +43,13 @@ export function authenticationHook(auth: AuthService, policy: AuthPolicy): onReq
     } else {
       token = bearerOf(request) ?? (policy.acceptCookie ? request.cookies?.[SESSION_COOKIE] : undefined);
     }
-    if (!token) throw unauthenticated('AUTH_REQUIRED', 'Send an access token: Authorization: Bearer <token>.');
+    if (!token) return done(unauthenticated('AUTH_REQUIRED', 'Send an access token: Authorization: Bearer <token>.'));
     const principal = auth.authenticate(token, kinds);
-    if (!principal) throw unauthenticated('INVALID_TOKEN', 'The access token is unknown, expired or revoked.');
+    if (!principal) return done(unauthenticated('INVALID_TOKEN', 'The access token is unknown, expired or revoked.'));
     if (policy.scope && principal.scope !== policy.scope) {
-      throw forbidden('INSUFFICIENT_SCOPE', `This API needs a token with scope ${policy.scope}.`);
+      return done(forbidden('INSUFFICIENT_SCOPE', `This API needs a token with scope ${policy.scope}.`));
     }
     request.principal = principal;
+    done();
   };
 }

@@ -55,12 +55,11 @@ export async function buildHttpSurface(hub: Hub, version: string): Promise<HttpS
     }
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  // One hook for every request: the request id header, and 503 until the hub has started.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-  });
-  app.addHook('onRequest', async (request) => {
-    if (hub.readiness.ready || request.routeOptions.config?.servesBeforeReady || request.url.startsWith('/docs')) return;
-    throw new DomainError('unavailable', 'NOT_READY', 'The hub is starting; try again shortly.', { waitingFor: hub.readiness.waitingFor }, 1);
+    if (hub.readiness.ready || request.routeOptions.config?.servesBeforeReady || request.url.startsWith('/docs')) return done();
+    done(new DomainError('unavailable', 'NOT_READY', 'The hub is starting; try again shortly.', { waitingFor: hub.readiness.waitingFor }, 1));
   });
 
   app.setErrorHandler(errorHandler(contractErrorBody));
