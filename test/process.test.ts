@@ -28,6 +28,8 @@ describe('service process', () => {
     first.proc.kill('SIGKILL');
     await first.exited;
 
+    expect(first.lines.join('\n')).not.toContain('durable-pass-1');
+    expect(first.lines.join('\n')).not.toContain(token);
     const second = await spawnServer(env);
     children.push(second);
     const me = await fetch(`${second.url}/v1/os/auth/me`, { headers: { authorization: `Bearer ${token}` } });
