@@ -57,7 +57,13 @@ export function createLogger(config: Config): Logger {
   // Asynchronous stdout: while a write is in flight, further lines are gathered into the next
   // one, so request logging costs no syscall per request under load. Flushed at exit.
   const destination = pino.destination({ dest: 1, sync: false });
-  process.once('exit', () => destination.flushSync());
+  process.once('exit', () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // Not open yet (nothing was written): nothing to flush.
+    }
+  });
   // Secrets are masked by a formatter rather than pino's `redact`, whose per-request child
   // loggers cost about 20 µs a request (measured with fastify.inject).
   return pino({ level: config.logLevel, formatters: { log: maskSecrets } }, destination);
