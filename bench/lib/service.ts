@@ -1,0 +1,122 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { makeTempDir, track, untrack, type Resource } from './cleanup.js';
+import { LOOPBACK, freePort, request, waitForStatus, type HttpAnswer } from './net.js';
+import { baseEnv, spawnLogged, type ChildHandle } from './proc.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The admin account every benchmark service is started with. */
+export const BENCH_ADMIN = { username: 'admin', password: 'bench-password-123' } as const;
+
+export interface ServiceOptions {
+  /** LOG_LEVEL of the service; `info` (request logging on, as in production) unless set. */
+  logLevel?: string;
+  /** Extra node flags, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof']. */
+  nodeArgs?: string[];
+  /** Extra environment for the service (overrides the defaults). */
+  env?: Record<string, string>;
+  readyTimeoutMs?: number;
+}
+
+export interface Session {
+  accessToken: string;
+  /** `{ authorization: 'Bearer <token>' }`. */
+  headers: Record<string, string>;
+}
+
+export interface ServiceHandle extends Resource {
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly pid: number;
+  readonly dataDir: string;
+  readonly logPath: string;
+  readonly logLevel: string;
+  readonly child: ChildHandle;
+  /** Logs in as the bench admin through the OS API. */
+  login(): Promise<Session>;
+  request(pathname: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<HttpAnswer>;
+  /** Orderly stop (SIGTERM, the service's own shutdown), then removes its temp dir. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the real service as a child process (`node --import tsx src/main.ts` from the repo
+ * root) on a free loopback port with a fresh data dir, and waits until /readyz answers 200.
+ */
+export async function startService(options: ServiceOptions = {}): Promise<ServiceHandle> {
+  const logLevel = options.logLevel ?? 'info';
+  const tmp = makeTempDir('hcs-bench-service');
+  const dataDir = path.join(tmp.path, 'data');
+  const logPath = path.join(tmp.path, 'service.log');
+  const port = await freePort();
+  const baseUrl = `http://${LOOPBACK}:${port}`;
+
+  const child = spawnLogged('service', process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts'], {
+    cwd: REPO_ROOT,
+    logPath,
+    env: {
+      ...baseEnv(),
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: LOOPBACK,
+      DATA_DIR: dataDir,
+      ADMIN_USERNAME: BENCH_ADMIN.username,
+      ADMIN_PASSWORD: BENCH_ADMIN.password,
+      LOG_LEVEL: logLevel,
+      ...options.env,
+    },
+  });
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      untrack(handle);
+      try {
+        await child.stop();
+      } finally {
+        await tmp.dispose();
+      }
+    })();
+    return stopped;
+  };
+
+  const handle: ServiceHandle = {
+    label: `service on ${baseUrl}`,
+    baseUrl,
+    port,
+    pid: child.pid,
+    dataDir,
+    logPath,
+    logLevel,
+    child,
+    request: (pathname, init) => request(`${baseUrl}${pathname}`, init),
+    async login() {
+      const answer = await request(`${baseUrl}/app/os/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(BENCH_ADMIN),
+      });
+      if (answer.status !== 200) throw new Error(`login answered ${answer.status}: ${answer.body}`);
+      const { accessToken } = JSON.parse(answer.body) as { accessToken?: unknown };
+      if (typeof accessToken !== 'string' || accessToken === '') throw new Error(`login answer has no accessToken: ${answer.body}`);
+      return { accessToken, headers: { authorization: `Bearer ${accessToken}` } };
+    },
+    stop,
+    dispose: stop,
+    disposeSync() {
+      child.disposeSync();
+      tmp.disposeSync();
+    },
+  };
+  // Registered after its parts, so that a cleanup stops the child before removing its dir.
+  track(handle);
+
+  try {
+    await waitForStatus(`${baseUrl}/readyz`, { timeoutMs: options.readyTimeoutMs ?? 20_000, child });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return handle;
+}

@@ -1,0 +1,90 @@
+/**
+ * `npm run bench [-- <name>...]`: runs the benchmarks under bench/ in order, or only those whose
+ * name starts with one of the given names. Not part of `npm test`.
+ *
+ * Settings come from BENCH_* variables (see bench/lib/settings.ts and docs/benchmarks.md).
+ * Results are printed and written to bench/results/<name>-<timestamp>.json.
+ */
+import { httpBenchmark } from './http.js';
+import type { Benchmark, BenchmarkContext } from './lib/benchmark.js';
+import { disposeAll, installExitHandlers } from './lib/cleanup.js';
+import { environmentInfo, headerLine, writeResults } from './lib/report.js';
+import { UsageError, loadSettings } from './lib/settings.js';
+
+/** Every benchmark, in the order they run. Add driver round trips, SSE fan-out, ... here. */
+const BENCHMARKS: Benchmark[] = [httpBenchmark];
+
+/** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
+function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {
+  if (args.length === 0) return BENCHMARKS.map((benchmark) => ({ benchmark, cases: [] }));
+  const wanted = args.map((arg) => {
+    const [name = '', cases = ''] = arg.split(':', 2);
+    return { name, cases: cases.split(',').filter((c) => c !== '') };
+  });
+  const unknown = wanted.filter((w) => !BENCHMARKS.some((b) => b.name.startsWith(w.name)));
+  if (unknown.length > 0) {
+    throw new UsageError(`no benchmark named ${unknown.map((u) => `"${u.name}"`).join(', ')}; available: ${BENCHMARKS.map((b) => b.name).join(', ')}`);
+  }
+  return BENCHMARKS.flatMap((benchmark) => {
+    const matching = wanted.filter((w) => benchmark.name.startsWith(w.name));
+    if (matching.length === 0) return [];
+    // A bare name (no case list) selects every case.
+    const cases = matching.some((w) => w.cases.length === 0) ? [] : matching.flatMap((w) => w.cases);
+    return [{ benchmark, cases }];
+  });
+}
+
+async function main(): Promise<number> {
+  installExitHandlers();
+  const args = process.argv.slice(2).filter((a) => a !== '--');
+  const settings = loadSettings();
+  const selected = select(args);
+  const environment = environmentInfo();
+
+  const base = {
+    settings,
+    environment,
+    progress: (line: string) => process.stderr.write(`${line}\n`),
+    print: (text: string) => process.stdout.write(`${text}\n`),
+  };
+  base.print(headerLine(environment));
+  base.print(
+    `# ${settings.connections} connections · ${settings.warmupSeconds} s warm-up (discarded) + ${settings.durationSeconds} s measured · ${settings.rounds} round(s) · service LOG_LEVEL=${settings.logLevel}`,
+  );
+
+  let failed = 0;
+  for (const { benchmark, cases } of selected) {
+    const ctx: BenchmarkContext = { ...base, caseFilter: cases };
+    ctx.print(`\n## ${benchmark.name}: ${benchmark.description}`);
+    const startedAt = new Date().toISOString();
+    const outcome = await benchmark.run(ctx);
+    const file = writeResults(benchmark.name, startedAt, {
+      benchmark: benchmark.name,
+      cases: cases.length > 0 ? cases : 'all',
+      description: benchmark.description,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      environment,
+      settings,
+      passed: outcome.passed,
+      ...outcome.results,
+    });
+    ctx.print(`\n${benchmark.name}: ${outcome.passed ? 'PASS' : 'FAIL'} · results written to ${file}`);
+    if (!outcome.passed) failed++;
+  }
+  return settings.strict && failed > 0 ? 1 : 0;
+}
+
+main()
+  .catch((err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return 1;
+  })
+  .then(async (code) => {
+    await disposeAll();
+    process.exit(code);
+  });

@@ -1,0 +1,84 @@
+/**
+ * Summarises a V8 .cpuprofile (e.g. from `BENCH_CPU_PROF=/tmp/prof npm run bench -- http`):
+ * self time by area (Node internals, each package under node_modules, src/) and the top
+ * functions. Usage: npx tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top=25]
+ */
+import fs from 'node:fs';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Which part of the program a frame belongs to. */
+function areaOf(frame: CallFrame): string {
+  const { url, functionName } = frame;
+  if (url === '') {
+    if (functionName === '(idle)' || functionName === '(program)' || functionName === '(garbage collector)') return functionName;
+    return '(native / V8 builtins)';
+  }
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0] === 'internal' ? url.slice(5).split('/').slice(0, 2).join('/') : url.slice(5)}`;
+  const nm = url.lastIndexOf('/node_modules/');
+  if (nm >= 0) {
+    const parts = url.slice(nm + '/node_modules/'.length).split('/');
+    return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
+  }
+  const src = url.indexOf('/src/');
+  if (src >= 0) return `src/${url.slice(src + 5)}`;
+  return url;
+}
+
+function summarise(profile: CpuProfile): { totalMs: number; byArea: [string, number][]; byFunction: [string, number][] } {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfMs = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]!;
+    selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  }
+  const byArea = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  let totalMs = 0;
+  for (const [id, ms] of selfMs) {
+    const frame = nodes.get(id)!.callFrame;
+    totalMs += ms;
+    const area = areaOf(frame);
+    byArea.set(area, (byArea.get(area) ?? 0) + ms);
+    const fn = `${frame.functionName || '(anonymous)'} ${area}:${frame.lineNumber + 1}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
+  }
+  const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]);
+  return { totalMs, byArea: sorted(byArea), byFunction: sorted(byFunction) };
+}
+
+function main(): void {
+  const [file, topArg] = process.argv.slice(2);
+  if (!file) {
+    process.stderr.write('usage: tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top]\n');
+    process.exit(2);
+  }
+  const top = Number(topArg ?? 25);
+  const { totalMs, byArea, byFunction } = summarise(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile);
+  const busyMs = totalMs - (byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
+  const pct = (ms: number) => `${((ms / busyMs) * 100).toFixed(1).padStart(5)} %`;
+  process.stdout.write(`profile: ${(totalMs / 1000).toFixed(1)} s sampled, ${(busyMs / 1000).toFixed(1)} s not idle (percentages of not-idle)\n\nself time by area:\n`);
+  for (const [area, ms] of byArea) if (area !== '(idle)' && ms / busyMs >= 0.002) process.stdout.write(`  ${pct(ms)}  ${area}\n`);
+  process.stdout.write(`\ntop ${top} functions by self time:\n`);
+  for (const [fn, ms] of byFunction.filter(([f]) => !f.startsWith('(idle)')).slice(0, top)) process.stdout.write(`  ${pct(ms)}  ${fn}\n`);
+}
+
+main();
