@@ -53,10 +53,22 @@ function maskSecrets(obj: Record<string, unknown>): Record<string, unknown> {
   return out ?? obj;
 }
 
+/** How long a log line may wait in the buffer before it is written. */
+const LOG_FLUSH_INTERVAL_MS = 200;
+
 export function createLogger(config: Config): Logger {
-  // Asynchronous stdout: while a write is in flight, further lines are gathered into the next
-  // one, so request logging costs no syscall per request under load. Flushed at exit.
-  const destination = pino.destination({ dest: 1, sync: false });
+  // Buffered, asynchronous stdout: lines are gathered into 4 KiB writes, and whatever is
+  // buffered is written at least every 200 ms and at exit. Measured on `GET /auth/me`, a
+  // synchronous write per request line cost about as much as the rest of the request.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const flush = setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      // Not open yet: nothing to flush.
+    }
+  }, LOG_FLUSH_INTERVAL_MS);
+  flush.unref();
   process.once('exit', () => {
     try {
       destination.flushSync();
@@ -65,8 +77,9 @@ export function createLogger(config: Config): Logger {
     }
   });
   // Secrets are masked by a formatter rather than pino's `redact`, whose per-request child
-  // loggers cost about 20 µs a request (measured with fastify.inject).
-  return pino({ level: config.logLevel, formatters: { log: maskSecrets } }, destination);
+  // loggers cost several µs a request.
+  // No hostname on every line: a hub is one box, and the bytes are paid per request.
+  return pino({ level: config.logLevel, base: { pid: process.pid }, formatters: { log: maskSecrets } }, destination);
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {

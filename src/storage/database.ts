@@ -12,6 +12,28 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/**
+ * better-sqlite3 behind Kysely, with prepared statements kept by SQL text: Kysely prepares every
+ * query anew, which costs more than running it for the small queries a hub makes.
+ */
+function withStatementCache(sqlite: SQLite.Database, limit = 256) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= limit) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
+}
+
 class StaticMigrations implements MigrationProvider {
   constructor(private readonly all: Record<string, Migration>) {}
   async getMigrations() {
@@ -32,7 +54,7 @@ export function openStorage(dataDir: string): Storage {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
 
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
   return {
     db,
