@@ -6,6 +6,9 @@ import { CommandResultSchema, DeviceDetailSchema, DeviceSchema, IdParam, RemoteS
 
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 
+/** CONTRACT's command answer: `{ok: true}`, with the driver's `result` when it gave one. */
+const okResult = (result: unknown) => (result === undefined ? { ok: true as const } : { ok: true as const, result });
+
 export function deviceOperations(devices: DeviceService) {
   const detail = (id: string) => {
     const device = devices.registry.get(id);
@@ -45,8 +48,7 @@ export function deviceOperations(devices: DeviceService) {
       input: Type.Object({ id: IdParam, command: Type.String({ minLength: 1, maxLength: 200 }), params: Type.Optional(JsonObject) }),
       output: CommandResultSchema,
       async handler({ id, command, params }) {
-        const result = await devices.command(id, command, params ?? {});
-        return result === undefined ? { ok: true as const } : { ok: true as const, result };
+        return okResult(await devices.command(id, command, params ?? {}));
       },
     }),
     apps: defineOperation({
@@ -69,7 +71,7 @@ export function deviceOperations(devices: DeviceService) {
       output: CommandResultSchema,
       async handler({ id, appId }) {
         const result = await devices.capability(id, 'apps', CAPABILITY_COMMANDS.apps.launch, { appId });
-        return result === undefined ? { ok: true as const } : { ok: true as const, result };
+        return okResult(result);
       },
     }),
     getEqualizer: defineOperation({
@@ -106,7 +108,7 @@ export function deviceOperations(devices: DeviceService) {
       output: CommandResultSchema,
       async handler({ id, ...params }) {
         const result = await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.set, params);
-        return result === undefined ? { ok: true as const } : { ok: true as const, result };
+        return okResult(result);
       },
     }),
     scenes: defineOperation({
