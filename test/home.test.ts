@@ -4,6 +4,7 @@
  * the domain events behind them. Real server, real WebSocket driver, no mocks.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { DomainEvents } from '../src/domain/events.js';
 import type { ManualClock } from '../src/platform/clock.js';
 import { startServer, type TestServer } from './support/server.js';
 import { TestDriver, eventually, type Message } from './support/ws-driver.js';
@@ -993,7 +994,7 @@ describe('domain events', () => {
     const { api, ids } = home;
     const seen: Array<{ name: string; payload: Json }> = [];
     const owner = {};
-    const names = [
+    const names: Array<keyof DomainEvents> = [
       'space.created',
       'space.updated',
       'space.devices_assigned',

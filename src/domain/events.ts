@@ -1,12 +1,14 @@
 import { EventBus, type EventBusLogger } from '../platform/event-bus.js';
 import type { LogicalDevice } from './devices/model.js';
+import type { ActionMap, Alert, Macro, Space, Zone, ZoneGroup } from './home/model.js';
+import type { DeviceActionResult } from './home/ports.js';
+import type { Program, ProgramRun } from './programs/model.js';
 
 /**
  * Every domain change, by name, with its payload. Streams (SSE, Socket.IO, hub protocol
  * events) subscribe to these; the domain publishes them and knows nothing of who listens.
  */
 export interface DomainEvents {
-  [event: string]: unknown;
   'auth.logged_in': { userId: string; username: string; clientAddress: string; at: number };
   'auth.login_failed': { username: string; clientAddress: string; at: number };
   'auth.logged_out': { userId: string; username: string; at: number };
@@ -20,6 +22,35 @@ export interface DomainEvents {
   'device.command_executed': { deviceId: string; command: string; ok: boolean; durationMs: number; at: number };
   'driver.connected': { driverKey: string; instanceId: string; transport: string; at: number };
   'driver.disconnected': { driverKey: string; instanceId: string; reason: string; at: number };
+  'space.created': { space: Space; at: number };
+  'space.updated': { space: Space; at: number };
+  'space.removed': { spaceId: string; at: number };
+  'space.devices_assigned': { spaceId: string; deviceIds: string[]; mode: 'add' | 'replace'; at: number };
+  'space.source_activated': { spaceId: string; sourceId: string; deviceId: string; at: number };
+  'zone.created': { zone: Zone; at: number };
+  'zone.updated': { zone: Zone; at: number };
+  'zone.removed': { zoneId: string; at: number };
+  'zone.volume_changed': { zoneId: string; results: DeviceActionResult[]; at: number };
+  'zone_group.created': { group: ZoneGroup; at: number };
+  'zone_group.updated': { group: ZoneGroup; at: number };
+  'zone_group.removed': { groupId: string; at: number };
+  'macro.created': { macro: Macro; at: number };
+  'macro.updated': { macro: Macro; at: number };
+  'macro.removed': { macroId: string; at: number };
+  'macro.run_started': { macroId: string; at: number };
+  'macro.run_finished': { macroId: string; ok: boolean; at: number };
+  'action_map.created': { actionMap: ActionMap; at: number };
+  'action_map.updated': { actionMap: ActionMap; at: number };
+  'action_map.removed': { actionMapId: string; at: number };
+  'action_map.triggered': { actionMapId: string; ok: boolean; at: number };
+  'program.created': { program: Program; at: number };
+  'program.updated': { program: Program; at: number };
+  'program.removed': { programId: string; at: number };
+  'program.run_started': { run: ProgramRun; at: number };
+  'program.run_finished': { run: ProgramRun; at: number };
+  'program.lighting_off': { programId: string; results: DeviceActionResult[]; at: number };
+  'program_semantics.updated': { programId: string; semantics: string[]; at: number };
+  'alert.submitted': { alert: Alert; at: number };
   'design.published': { design: unknown; at: number };
   'preferences.updated': { preferences: unknown; at: number };
   'ir.transmitted': { deviceId: string | null; key: string | null; host: string; freqKhz: number; raw: number[]; line: string; at: number };

@@ -3,7 +3,7 @@
  * stream subscribes here. Subscriptions belong to an owner so that a feature that stops removes
  * all of its listeners in one call, the way Zigbee2MQTT's extensions do.
  */
-export type EventMap = Record<string, unknown>;
+export type EventMap = object;
 type Listener<P> = (payload: P) => void;
 
 export interface EventBusLogger {
