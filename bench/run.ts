@@ -5,14 +5,17 @@
  * Settings come from BENCH_* variables (see bench/lib/settings.ts and docs/benchmarks.md).
  * Results are printed and written to bench/results/<name>-<timestamp>.json.
  */
+import { devicesBenchmark } from './devices.js';
 import { httpBenchmark } from './http.js';
+import { programsBenchmark } from './programs.js';
+import { streamsBenchmark } from './streams.js';
 import type { Benchmark, BenchmarkContext } from './lib/benchmark.js';
 import { disposeAll, installExitHandlers } from './lib/cleanup.js';
 import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
-/** Every benchmark, in the order they run. Add driver round trips, SSE fan-out, ... here. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark];
+/** Every benchmark, in the order they run. */
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, programsBenchmark, streamsBenchmark];
 
 /** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
 function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {

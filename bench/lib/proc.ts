@@ -25,6 +25,8 @@ export interface SpawnOptions {
   cwd: string;
   env: Record<string, string>;
   logPath: string;
+  /** Adds a Node IPC channel (child.send / process.on('message')), used by bench agents. */
+  ipc?: boolean;
 }
 
 /**
@@ -36,7 +38,7 @@ export function spawnLogged(label: string, command: string, args: string[], opti
   const fd = fs.openSync(options.logPath, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', fd, fd] });
+    child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: options.ipc ? ['ignore', fd, fd, 'ipc'] : ['ignore', fd, fd] });
   } finally {
     fs.closeSync(fd); // the child holds its own copy
   }

@@ -35,7 +35,7 @@ export interface ServiceHandle extends Resource {
   readonly child: ChildHandle;
   /** Logs in as the bench admin through the OS API. */
   login(): Promise<Session>;
-  request(pathname: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<HttpAnswer>;
+  request(pathname: string, init?: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number }): Promise<HttpAnswer>;
   /** Orderly stop (SIGTERM, the service's own shutdown), then removes its temp dir. */
   stop(): Promise<void>;
 }

@@ -28,6 +28,53 @@ export interface BenchSettings {
   disturbedRetries: number;
   /** Exit non-zero when a target is missed (BENCH_STRICT=1). */
   strict: boolean;
+  /** `devices` benchmark. */
+  devices: {
+    /** Seconds of the measured STATE_UPDATE flood (BENCH_FLOOD_SECONDS, default 10). */
+    floodSeconds: number;
+    /** Devices the flood goes round (BENCH_FLOOD_DEVICES, default 100). */
+    floodDevices: number;
+    /** Devices of the scale case (BENCH_SCALE_DEVICES, default 10000). */
+    scaleDevices: number;
+    /** DEVICE_DISCOVERED messages per batch (BENCH_SCALE_BATCH, default 500). */
+    scaleBatch: number;
+    /** Sequential requests per route (BENCH_SCALE_REQUESTS, default 50). */
+    scaleRequests: number;
+    /** autocannon connections on the big routes (BENCH_SCALE_CONNECTIONS, default 4). */
+    scaleConnections: number;
+  };
+  /** `programs` benchmark. */
+  programs: {
+    /** Command steps of the program (BENCH_PROGRAM_STEPS, default 100). */
+    steps: number;
+    /** Measured runs (BENCH_PROGRAM_RUNS, default 50). */
+    runs: number;
+  };
+  /** `streams` benchmark. */
+  streams: {
+    /** SSE clients (BENCH_STREAM_SSE, default 500). */
+    sseClients: number;
+    /** Socket.IO /socket/device-state clients (BENCH_STREAM_SOCKETIO, default 500). */
+    socketIoClients: number;
+    /** Client child processes per kind (BENCH_STREAM_PROCS_PER_KIND, default 2). */
+    processesPerKind: number;
+    /** Update rates of the steps, updates/s (BENCH_STREAM_RATES, default 10,50,100,200,400). */
+    rates: number[];
+    /** Seconds per step (BENCH_STREAM_STEP_SECONDS, default 10). */
+    stepSeconds: number;
+    /** Devices the updates go round (BENCH_STREAM_DEVICES, default 10). */
+    devices: number;
+    /** After a step, how long clients may take to receive the rest (BENCH_STREAM_GRACE, default 5 s). */
+    graceSeconds: number;
+    /** hub:command in flight (BENCH_HUB_INFLIGHT, default 100). */
+    hubInflight: number;
+    /** Socket.IO connections carrying them (BENCH_HUB_SOCKETS, default 10). */
+    hubSockets: number;
+    /** Measured seconds of the hub:command run (BENCH_HUB_SECONDS, default 10). */
+    hubSeconds: number;
+    /** The command (BENCH_HUB_COMMAND, default LIST_DEVICES). */
+    hubCommand: string;
+  };
 }
 
 /** A bad setting or argument: reported without a stack trace. */
@@ -43,6 +90,16 @@ function numberFrom(name: string, fallback: number, { min, max, integer }: { min
     throw new UsageError(`${name} must be ${integer ? 'a whole number' : 'a number'} between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function listFrom(name: string, fallback: number[], { min, max }: { min: number; max: number }): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const values = raw.split(',').map((x) => Number(x.trim()));
+  if (values.length === 0 || values.length > 50 || values.some((v) => !Number.isFinite(v) || v < min || v > max)) {
+    throw new UsageError(`${name} must be a comma-separated list of numbers between ${min} and ${max}, got "${raw}"`);
+  }
+  return values;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -61,5 +118,30 @@ export function loadSettings(): BenchSettings {
     quietMaxBusyCores: numberFrom('BENCH_QUIET_CORES', 0.25, { min: 0, max: 1024 }),
     disturbedRetries: numberFrom('BENCH_RETRIES', 0, { min: 0, max: 10, integer: true }),
     strict: process.env.BENCH_STRICT === '1',
+    devices: {
+      floodSeconds: numberFrom('BENCH_FLOOD_SECONDS', 10, { min: 1, max: 300, integer: true }),
+      floodDevices: numberFrom('BENCH_FLOOD_DEVICES', 100, { min: 1, max: 10_000, integer: true }),
+      scaleDevices: numberFrom('BENCH_SCALE_DEVICES', 10_000, { min: 1, max: 100_000, integer: true }),
+      scaleBatch: numberFrom('BENCH_SCALE_BATCH', 500, { min: 1, max: 10_000, integer: true }),
+      scaleRequests: numberFrom('BENCH_SCALE_REQUESTS', 50, { min: 1, max: 10_000, integer: true }),
+      scaleConnections: numberFrom('BENCH_SCALE_CONNECTIONS', 4, { min: 1, max: 256, integer: true }),
+    },
+    programs: {
+      steps: numberFrom('BENCH_PROGRAM_STEPS', 100, { min: 1, max: 500, integer: true }),
+      runs: numberFrom('BENCH_PROGRAM_RUNS', 50, { min: 1, max: 10_000, integer: true }),
+    },
+    streams: {
+      sseClients: numberFrom('BENCH_STREAM_SSE', 500, { min: 0, max: 5000, integer: true }),
+      socketIoClients: numberFrom('BENCH_STREAM_SOCKETIO', 500, { min: 0, max: 5000, integer: true }),
+      processesPerKind: numberFrom('BENCH_STREAM_PROCS_PER_KIND', 2, { min: 1, max: 16, integer: true }),
+      rates: listFrom('BENCH_STREAM_RATES', [10, 50, 100, 200, 400], { min: 1, max: 10_000 }),
+      stepSeconds: numberFrom('BENCH_STREAM_STEP_SECONDS', 10, { min: 1, max: 300, integer: true }),
+      devices: numberFrom('BENCH_STREAM_DEVICES', 10, { min: 1, max: 1000, integer: true }),
+      graceSeconds: numberFrom('BENCH_STREAM_GRACE', 5, { min: 0, max: 120, integer: true }),
+      hubInflight: numberFrom('BENCH_HUB_INFLIGHT', 100, { min: 1, max: 10_000, integer: true }),
+      hubSockets: numberFrom('BENCH_HUB_SOCKETS', 10, { min: 1, max: 1000, integer: true }),
+      hubSeconds: numberFrom('BENCH_HUB_SECONDS', 10, { min: 1, max: 300, integer: true }),
+      hubCommand: process.env.BENCH_HUB_COMMAND?.trim() || 'LIST_DEVICES',
+    },
   };
 }

@@ -1,7 +1,13 @@
 /**
  * Summarises a V8 .cpuprofile (e.g. from `BENCH_CPU_PROF=/tmp/prof npm run bench -- http`):
  * self time by area (Node internals, each package under node_modules, src/) and the top
- * functions. Usage: npx tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top=25]
+ * functions. Usage:
+ *
+ *   npx tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top=25] [--from S] [--to S] [--timeline]
+ *
+ * --from/--to keep only the samples between S seconds after the profile started and S seconds
+ * after (e.g. to leave out start-up); --timeline prints the not-idle share of each second first,
+ * to find the measured windows.
  */
 import fs from 'node:fs';
 
@@ -43,11 +49,14 @@ function areaOf(frame: CallFrame): string {
   return url;
 }
 
-function summarise(profile: CpuProfile): { totalMs: number; byArea: [string, number][]; byFunction: [string, number][] } {
+function summarise(profile: CpuProfile, fromS = 0, toS = Infinity): { totalMs: number; byArea: [string, number][]; byFunction: [string, number][] } {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfMs = new Map<number, number>();
+  let at = 0; // µs since the profile started
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i]!;
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < fromS * 1e6 || at > toS * 1e6) continue;
     selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   }
   const byArea = new Map<string, number>();
@@ -65,14 +74,44 @@ function summarise(profile: CpuProfile): { totalMs: number; byArea: [string, num
   return { totalMs, byArea: sorted(byArea), byFunction: sorted(byFunction) };
 }
 
+/** Not-idle share of each second of the profile. */
+function timeline(profile: CpuProfile): string {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const busy: number[] = [];
+  let at = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    const second = Math.floor(at / 1e6);
+    while (busy.length <= second) busy.push(0);
+    if (nodes.get(profile.samples[i]!)!.callFrame.functionName !== '(idle)') busy[second]! += delta / 1e6;
+  }
+  return busy.map((b, s) => `${String(s).padStart(4)} s ${'#'.repeat(Math.round(b * 40)).padEnd(40)} ${(b * 100).toFixed(0)} %`).join('\n');
+}
+
 function main(): void {
-  const [file, topArg] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const option = (name: string) => {
+    const i = args.indexOf(name);
+    if (i === -1) return undefined;
+    const value = Number(args[i + 1]);
+    args.splice(i, 2);
+    if (!Number.isFinite(value)) throw new Error(`${name} needs a number of seconds`);
+    return value;
+  };
+  const from = option('--from') ?? 0;
+  const to = option('--to') ?? Infinity;
+  const showTimeline = args.includes('--timeline');
+  const [file, topArg] = args.filter((a) => a !== '--timeline');
   if (!file) {
-    process.stderr.write('usage: tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top]\n');
+    process.stderr.write('usage: tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top] [--from S] [--to S] [--timeline]\n');
     process.exit(2);
   }
   const top = Number(topArg ?? 25);
-  const { totalMs, byArea, byFunction } = summarise(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile);
+  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
+  if (showTimeline) process.stdout.write(`not-idle share per second:\n${timeline(profile)}\n\n`);
+  if (from > 0 || to < Infinity) process.stdout.write(`window: ${from} s to ${to === Infinity ? 'end' : `${to} s`} after the profile started\n`);
+  const { totalMs, byArea, byFunction } = summarise(profile, from, to);
   const busyMs = totalMs - (byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
   const pct = (ms: number) => `${((ms / busyMs) * 100).toFixed(1).padStart(5)} %`;
   process.stdout.write(`profile: ${(totalMs / 1000).toFixed(1)} s sampled, ${(busyMs / 1000).toFixed(1)} s not idle (percentages of not-idle)\n\nself time by area:\n`);
