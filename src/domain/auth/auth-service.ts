@@ -4,7 +4,7 @@ import { DomainError, unauthenticated } from '../../platform/errors.js';
 import type { Principal } from '../../platform/operations.js';
 import type { DomainEventBus } from '../events.js';
 import { LoginLimiter, type LoginLimits } from './login-limiter.js';
-import { OS_API_SCOPE, type Role, type StoredToken, type TokenKind, type TokenRepository, type UserRepository } from './model.js';
+import { OS_API_SCOPE, type Role, type StoredToken, type TokenKind, type TokenRepository, type User, type UserRepository } from './model.js';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
 
 export interface AuthSettings extends LoginLimits {
@@ -40,6 +40,8 @@ function scopeFor(role: Role): string {
  */
 export class AuthService {
   private readonly active = new Map<string, ActiveToken>();
+  /** The account list without hashes; this service is the only writer, so it is dropped on writes. */
+  private userList: Array<Omit<User, 'passwordHash'>> | undefined;
   private readonly limiter: LoginLimiter;
   // Compared against when the username is unknown, so that the answer takes as long either way.
   private dummyHash: Promise<string> | undefined;
@@ -75,6 +77,7 @@ export class AuthService {
     if (existing) {
       if (password !== undefined && !(await verifyPassword(password, existing.passwordHash))) {
         await this.users.updatePassword(existing.id, await hashPassword(password), now);
+        this.userList = undefined;
         await this.revokeAllFor(existing.id);
       }
       return { created: false };
@@ -89,6 +92,7 @@ export class AuthService {
       createdAt: now,
       updatedAt: now,
     });
+    this.userList = undefined;
     return generated ? { created: true, generatedPassword: generated } : { created: true };
   }
 
@@ -144,7 +148,8 @@ export class AuthService {
   }
 
   async listUsers() {
-    return (await this.users.list()).map(({ passwordHash: _omit, ...user }) => user);
+    this.userList ??= (await this.users.list()).map(({ passwordHash: _omit, ...user }) => user);
+    return this.userList;
   }
 
   private async revokeAllFor(userId: string): Promise<void> {
