@@ -73,6 +73,12 @@ export class DeviceRegistry {
     return device;
   }
 
+  /** Refuses (404 DEVICE_NOT_FOUND naming every one) unless each id names a device not removed. */
+  requireAll(ids: Iterable<string>): void {
+    const missing = [...new Set(ids)].filter((id) => !this.byId.get(id) || this.byId.get(id)!.removed);
+    if (missing.length > 0) throw notFound('DEVICE_NOT_FOUND', `No device ${missing.join(', ')}.`, { deviceIds: missing });
+  }
+
   findByDriver(driverKey: string, driverDeviceId: string): LogicalDevice | undefined {
     const id = this.byDriverIdentity.get(identity(driverKey, driverDeviceId));
     return id === undefined ? undefined : this.byId.get(id);

@@ -27,7 +27,7 @@ export class MacroService {
   ) {}
 
   async save(input: { id?: string; name: string; steps: MacroStep[]; stopOnError?: boolean }): Promise<Macro> {
-    this.checkDevices(input.steps.map((s) => s.deviceId));
+    this.devices.registry.requireAll(input.steps.map((s) => s.deviceId));
     const { item, created } = await this.macros.save({ id: input.id, name: input.name, steps: input.steps, stopOnError: input.stopOnError ?? false });
     this.events.emit(created ? 'macro.created' : 'macro.updated', { macro: item, at: this.clock.now() });
     return item;
@@ -64,7 +64,7 @@ export class MacroService {
   }
 
   async saveActionMap(input: { id?: string; name: string; controlKey: string; deviceId: string; command: string; params?: Record<string, unknown>; spaceId?: string | null }): Promise<ActionMap> {
-    this.checkDevices([input.deviceId]);
+    this.devices.registry.requireAll([input.deviceId]);
     if (input.spaceId && !this.spaceExists(input.spaceId)) throw notFound('SPACE_NOT_FOUND', `No space ${input.spaceId}.`, { spaceId: input.spaceId });
     const { item, created } = await this.actionMaps.save({ ...input, spaceId: input.spaceId ?? null });
     this.events.emit(created ? 'action_map.created' : 'action_map.updated', { actionMap: item, at: this.clock.now() });
@@ -90,10 +90,5 @@ export class MacroService {
     const result = await tryCommand(this.devices, map.deviceId, map.command, map.params ?? {});
     this.events.emit('action_map.triggered', { actionMapId: map.id, ok: result.ok, at: this.clock.now() });
     return { ...result, actionMapId: map.id };
-  }
-
-  private checkDevices(deviceIds: string[]): void {
-    const missing = [...new Set(deviceIds)].filter((d) => !this.devices.registry.find(d) || this.devices.registry.find(d)!.removed);
-    if (missing.length > 0) throw notFound('DEVICE_NOT_FOUND', `No device ${missing.join(', ')}.`, { deviceIds: missing });
   }
 }

@@ -56,8 +56,7 @@ export class PreferencesService {
   /** Saves the favorite device keys, in order; every key must name an existing device. */
   async saveFavorites(deviceIds: string[]): Promise<string[]> {
     const unique = [...new Set(deviceIds)];
-    const missing = unique.filter((id) => !this.devices.find(id) || this.devices.find(id)!.removed);
-    if (missing.length > 0) throw notFound('DEVICE_NOT_FOUND', `No device ${missing.join(', ')}.`, { deviceIds: missing });
+    this.devices.requireAll(unique);
     return (await this.write({ ...this.get(), favorites: unique })).favorites;
   }
 

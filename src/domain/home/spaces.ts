@@ -64,8 +64,7 @@ export class SpaceService {
   /** Assigns devices to a space; `replace` also unassigns the space's other devices. */
   async assign(id: string, deviceIds: string[], mode: 'add' | 'replace'): Promise<DeviceView[]> {
     this.spaces.get(id);
-    const missing = deviceIds.filter((d) => !this.devices.registry.find(d) || this.devices.registry.find(d)!.removed);
-    if (missing.length > 0) throw notFound('DEVICE_NOT_FOUND', `No device ${missing.join(', ')}.`, { deviceIds: missing });
+    this.devices.registry.requireAll(deviceIds);
     const wanted = new Set(deviceIds);
     if (mode === 'replace') {
       for (const device of this.devices.registry.list()) {

@@ -46,7 +46,7 @@ export class ZoneService {
   }
 
   async save(input: { id?: string; name: string; deviceIds: string[]; programId?: string | null }): Promise<ResolvedZone> {
-    this.checkDevices(input.deviceIds);
+    this.devices.registry.requireAll(input.deviceIds);
     if (input.programId && !this.programs().find(input.programId)) {
       throw notFound('PROGRAM_NOT_FOUND', `No program ${input.programId}.`, { programId: input.programId });
     }
@@ -144,11 +144,6 @@ export class ZoneService {
     } catch (err) {
       return { deviceId, ok: false, error: errorInfo(err) };
     }
-  }
-
-  private checkDevices(deviceIds: string[]): void {
-    const missing = deviceIds.filter((d) => !this.devices.registry.find(d) || this.devices.registry.find(d)!.removed);
-    if (missing.length > 0) throw notFound('DEVICE_NOT_FOUND', `No device ${missing.join(', ')}.`, { deviceIds: missing });
   }
 
   private checkZones(zoneIds: string[]): void {
