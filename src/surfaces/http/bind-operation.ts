@@ -84,6 +84,12 @@ function omitProps(schema: TObject, keys: string[]): TObject {
   return { ...Type.Object(props, { additionalProperties, description }), required } as TObject;
 }
 
+/** OpenAPI operation ids stay unique across the bases a route family is mounted under. */
+export function operationIdFor(base: string, name: string): string {
+  const slug = base.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  return `${slug}.${name}`;
+}
+
 export function contextOf(request: FastifyRequest): OperationContext {
   return { principal: request.principal, clientAddress: request.ip, requestId: String(request.id) };
 }

@@ -52,28 +52,20 @@ export class SseStream {
 
   /** Writes one event; returns false (and drops the client) when it is too far behind. */
   send(event: string, data: unknown, id?: string | number): boolean {
-    if (this.closed) return false;
-    const res = this.reply.raw;
-    if (res.writableLength > this.options.maxBufferedBytes) {
-      this.dropped = true;
-      this.reply.request.log.warn({ event, buffered: res.writableLength }, 'SSE client too slow; dropped');
-      this.close();
-      return false;
-    }
-    res.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    return true;
+    return this.sendFrame(frame(event, data, id));
   }
 
   /** Writes an already framed chunk (shared between clients of a broadcast). */
-  sendFrame(frame: string): boolean {
+  sendFrame(text: string): boolean {
     if (this.closed) return false;
     const res = this.reply.raw;
     if (res.writableLength > this.options.maxBufferedBytes) {
       this.dropped = true;
+      this.reply.request.log.warn({ buffered: res.writableLength }, 'SSE client too slow; dropped');
       this.close();
       return false;
     }
-    res.write(frame);
+    res.write(text);
     return true;
   }
 

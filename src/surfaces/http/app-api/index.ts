@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import { SESSION_COOKIE, authenticationHook } from '../authenticate.js';
-import { bindOperation } from '../bind-operation.js';
 import { errorHandler, notFoundHandler } from '../error-handler.js';
 import { Envelope, FailureEnvelope, envelopeFailure, ok } from './envelope.js';
+import { bindOperation, operationIdFor } from '../bind-operation.js';
 
 export const APP_API_BASES = ['/app', '/api'] as const;
 
@@ -18,7 +18,6 @@ export interface AppApiOptions {
  * data}` envelope, authenticated by the session cookie or a bearer token of any user.
  */
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base }) => {
-  const slug = base.replace(/\W+/g, '');
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
   app.addHook('onRequest', authenticationHook(hub.auth, { acceptCookie: true }));
@@ -31,7 +30,7 @@ export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base
     url: '/auth/login',
     operation: login,
     tags,
-    operationId: `${slug}.${login.name}`,
+    operationId: operationIdFor(base, login.name),
     errorSchema: FailureEnvelope,
     respond: {
       schema: Envelope(
@@ -55,7 +54,7 @@ export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base
     url: '/auth/logout',
     operation: logout,
     tags,
-    operationId: `${slug}.${logout.name}`,
+    operationId: operationIdFor(base, logout.name),
     errorSchema: FailureEnvelope,
     respond: {
       schema: Envelope(Type.Null()),
@@ -71,7 +70,7 @@ export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base
     url: '/auth/me',
     operation: me,
     tags,
-    operationId: `${slug}.${me.name}`,
+    operationId: operationIdFor(base, me.name),
     errorSchema: FailureEnvelope,
     respond: { schema: Envelope(me.output), shape: (result) => ok('Current user.', result) },
   });

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import type { Operation } from '../../../platform/operations.js';
-import { bindOperation, type RouteBinding } from '../bind-operation.js';
+import { bindOperation, operationIdFor, type RouteBinding } from '../bind-operation.js';
+
+export { operationIdFor };
 
 export interface OsApiOptions {
   hub: Hub;
@@ -9,10 +11,6 @@ export interface OsApiOptions {
   base: string;
 }
 
-export function operationIdFor(base: string, name: string): string {
-  const slug = base.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
-  return `${slug}.${name}`;
-}
 
 /** A binder for one OS API route group: same tags, operation ids named after the base. */
 export function osRoutes(app: FastifyInstance, base: string, tags: string[]) {

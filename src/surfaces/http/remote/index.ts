@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import { authenticationHook } from '../authenticate.js';
 import { ErrorBody } from '../errors.js';
+import { operationIdFor } from '../bind-operation.js';
 
 export const REMOTE_BASES = ['/remote', '/v1/remote'] as const;
 
@@ -22,14 +23,13 @@ const RemoteInfo = Type.Object({
  */
 export const remoteApi: FastifyPluginAsync<{ hub: Hub; base: string }> = async (app, { hub, base }) => {
   app.addHook('onRequest', authenticationHook(hub.auth, {}));
-  const slug = base.replace(/\W+/g, '');
   app.get(
     '/info',
     {
       config: { access: 'public' },
       schema: {
         tags: ['remote'],
-        operationId: `${slug}.info`,
+        operationId: operationIdFor(base, 'remote.info'),
         summary: 'How a remote controller pairs with this hub.',
         security: [],
         response: { 200: RemoteInfo, '4xx': ErrorBody },
