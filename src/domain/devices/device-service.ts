@@ -176,6 +176,16 @@ export class DeviceService {
     return sent;
   }
 
+  /**
+   * The IR test tool: a key of an IR device (`deviceId` + `key`), or raw data to an extender
+   * (`extenderIp`, `freq_khz`, `raw`). Either way the transmission reaches `ir.transmitted`.
+   */
+  async testIr(input: { deviceId?: string; key?: string; extenderIp?: string; freq_khz?: number; raw?: number[] }): Promise<unknown> {
+    if (input.deviceId !== undefined && input.key !== undefined) return this.command(input.deviceId, input.key);
+    const sent = await this.transmitIr(input.extenderIp ?? '', { freq_khz: input.freq_khz ?? Number.NaN, raw: input.raw ?? [] });
+    return { line: sent.line.replace(/\r$/, ''), reply: sent.reply };
+  }
+
   private async sendIrKey(device: LogicalDevice, key: string): Promise<unknown> {
     const props = device.properties as { extenderIp?: unknown; irCommands?: Record<string, IrCommand> };
     const cmd = props.irCommands && Object.hasOwn(props.irCommands, key) ? props.irCommands[key] : undefined;

@@ -138,6 +138,22 @@ export function deviceOperations(devices: DeviceService) {
         return devices.updateMetadata(id, meta);
       },
     }),
+    testIr: defineOperation({
+      name: 'devices.ir.test',
+      summary: 'IR test transmission: a key of an IR device, or raw IR data sent to an extender.',
+      access: 'authenticated',
+      input: Type.Object({
+        deviceId: Type.Optional(IdParam),
+        key: Type.Optional(Type.String({ maxLength: 64 })),
+        extenderIp: Type.Optional(Type.String({ maxLength: 100 })),
+        freq_khz: Type.Optional(Type.Number()),
+        raw: Type.Optional(Type.Array(Type.Number(), { maxItems: 1000 })),
+      }),
+      output: Type.Unknown({ description: 'For a device key, the command result; for raw data, {line, reply}.' }),
+      async handler(input) {
+        return devices.testIr(input);
+      },
+    }),
     saveIr: defineOperation({
       name: 'devices.ir.save',
       summary: 'Create (no id) or edit (with id) a GENERIC_IR device.',

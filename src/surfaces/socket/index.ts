@@ -87,57 +87,48 @@ export function createSocketSurface(hub: Hub, server: http.Server) {
     return v;
   };
 
+  type Outcome = { ok: true; data: unknown } | { ok: false; data: { error: { code: string; message: string; details?: unknown } } };
+
+  /** Validates a payload against the operation's input schema and runs it, as REST would. */
+  const run = async (op: Operation, payload: unknown, socket: Socket, requestId: string): Promise<Outcome> => {
+    const validator = validatorFor(op);
+    if (!validator.Check(payload)) {
+      const details = validator.Errors(payload).slice(0, 5).map((e) => ({ field: `payload${e.instancePath.replace(/\//g, '.')}`, message: e.message }));
+      return { ok: false, data: { error: { code: 'INVALID_PAYLOAD', message: `${details[0]?.field ?? 'payload'} ${details[0]?.message ?? 'is invalid'}`, details } } };
+    }
+    try {
+      const data = await op.handler(payload as never, { principal: socket.data.principal as Principal, clientAddress: socket.handshake.address, requestId });
+      return { ok: true, data };
+    } catch (err) {
+      if (err instanceof DomainError) return { ok: false, data: { error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } } };
+      log.error({ err, operation: op.name }, 'socket operation failed');
+      return { ok: false, data: { error: { code: 'INTERNAL_ERROR', message: 'The command failed unexpectedly.' } } };
+    }
+  };
+
   nsp.hubProtocol.on('connection', (socket) => {
     socket.on('hub:command', async (message: HubCommandMessage, ack?: unknown) => {
       const command = typeof message?.command === 'string' ? message.command : '';
       const requestId = typeof message?.requestId === 'string' || typeof message?.requestId === 'number' ? message.requestId : undefined;
-      const answer = (ok: boolean, data: unknown) => {
+      const answer = ({ ok, data }: Outcome) => {
         const response = { command, data, ok, ...(requestId === undefined ? {} : { requestId }) };
         socket.emit('hub:response', response);
         if (typeof ack === 'function') ack(response);
       };
       const operationName = Object.hasOwn(HUB_COMMANDS, command) ? HUB_COMMANDS[command as HubCommandName] : undefined;
       if (!operationName || !hub.operations.has(operationName)) {
-        return answer(false, { error: { code: 'UNKNOWN_COMMAND', message: `Unknown command ${JSON.stringify(command)}; GET_PROTOCOL_CAPABILITIES lists them.` } });
+        return answer({ ok: false, data: { error: { code: 'UNKNOWN_COMMAND', message: `Unknown command ${JSON.stringify(command)}; GET_PROTOCOL_CAPABILITIES lists them.` } } });
       }
-      const op = hub.operations.get(operationName);
-      const payload = message.payload ?? {};
-      const validator = validatorFor(op);
-      if (!validator.Check(payload)) {
-        const details = validator.Errors(payload).slice(0, 5).map((e) => ({ field: `payload${e.instancePath.replace(/\//g, '.')}`, message: e.message }));
-        return answer(false, { error: { code: 'INVALID_PAYLOAD', message: `${details[0]?.field ?? 'payload'} ${details[0]?.message ?? 'is invalid'}`, details } });
-      }
-      try {
-        const data = await op.handler(payload as never, {
-          principal: socket.data.principal as Principal,
-          clientAddress: socket.handshake.address,
-          requestId: `${socket.id}:${String(requestId ?? command)}`,
-        });
-        answer(true, data);
-      } catch (err) {
-        if (err instanceof DomainError) answer(false, { error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } });
-        else {
-          log.error({ err, command }, 'hub command failed');
-          answer(false, { error: { code: 'INTERNAL_ERROR', message: 'The command failed unexpectedly.' } });
-        }
-      }
+      answer(await run(hub.operations.get(operationName), message.payload ?? {}, socket, `${socket.id}:${String(requestId ?? command)}`));
     });
   });
 
   nsp.irTest.on('connection', (socket) => {
-    socket.on('ir:send', async (message: { extenderIp?: unknown; freq_khz?: unknown; raw?: unknown; deviceId?: unknown; key?: unknown }, ack?: unknown) => {
-      const reply = (body: unknown) => (typeof ack === 'function' ? ack(body) : socket.emit('ir:result', body));
-      try {
-        if (typeof message?.deviceId === 'string' && typeof message.key === 'string') {
-          reply({ ok: true, data: await hub.devices.command(message.deviceId, message.key) });
-          return;
-        }
-        const sent = await hub.devices.transmitIr(String(message?.extenderIp ?? ''), { freq_khz: Number(message?.freq_khz), raw: Array.isArray(message?.raw) ? (message.raw as number[]) : [] });
-        reply({ ok: true, data: { line: sent.line.replace(/\r$/, ''), reply: sent.reply } });
-      } catch (err) {
-        const e = err instanceof DomainError ? err : new DomainError('invalid', 'IR_SEND_FAILED', 'The IR test transmission failed.');
-        reply({ ok: false, error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
-      }
+    socket.on('ir:send', async (message: unknown, ack?: unknown) => {
+      const outcome = await run(hub.ops.devices.testIr, message ?? {}, socket, `${socket.id}:ir:send`);
+      const body = outcome.ok ? { ok: true, data: outcome.data } : { ok: false, error: outcome.data.error };
+      if (typeof ack === 'function') ack(body);
+      else socket.emit('ir:result', body);
     });
   });
 
