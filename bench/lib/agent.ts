@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { makeTempDir, track, untrack, type Resource } from './cleanup.js';
+import { makeTempDir, stopOnce, track, type Resource } from './cleanup.js';
 import { baseEnv, spawnLogged, type ChildHandle } from './proc.js';
 import { REPO_ROOT } from './service.js';
 
@@ -63,18 +63,7 @@ export async function startAgent(name: string, script: string, options: { env?: 
     }
   });
 
-  let stopped: Promise<void> | undefined;
-  const stop = () => {
-    stopped ??= (async () => {
-      untrack(handle);
-      try {
-        await child.stop(3000);
-      } finally {
-        await tmp.dispose();
-      }
-    })();
-    return stopped;
-  };
+  const stop = stopOnce(() => handle, child, tmp, 3000);
 
   const handle: AgentHandle = {
     label: `${name} agent (pid ${child.pid})`,

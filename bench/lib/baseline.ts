@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeTempDir, track, untrack, type Resource } from './cleanup.js';
+import { makeTempDir, stopOnce, track, type Resource } from './cleanup.js';
 import { LOOPBACK, freePort, waitForStatus } from './net.js';
 import { baseEnv, spawnLogged, type ChildHandle } from './proc.js';
 import { REPO_ROOT } from './service.js';
@@ -36,18 +36,7 @@ export async function startBaseline(routes: Record<string, BaselineRoute>, optio
     env: { ...baseEnv(), NODE_ENV: 'production', PORT: String(port), HOST: LOOPBACK, BASELINE_ROUTES_FILE: routesFile },
   });
 
-  let stopped: Promise<void> | undefined;
-  const stop = () => {
-    stopped ??= (async () => {
-      untrack(handle);
-      try {
-        await child.stop();
-      } finally {
-        await tmp.dispose();
-      }
-    })();
-    return stopped;
-  };
+  const stop = stopOnce(() => handle, child, tmp);
   const handle: BaselineHandle = {
     label: `baseline on ${baseUrl}`,
     baseUrl,

@@ -109,3 +109,22 @@ export function makeTempDir(prefix: string): TempDir {
   };
   return track(resource);
 }
+
+/**
+ * A stop function, safe to call more than once, that stops a child process, then removes its
+ * temp dir, and takes its handle off the exit-time cleanup list.
+ */
+export function stopOnce(getHandle: () => Resource, child: { stop(ms?: number): Promise<unknown> }, tmp: TempDir, stopMs?: number): () => Promise<void> {
+  let stopped: Promise<void> | undefined;
+  return () => {
+    stopped ??= (async () => {
+      untrack(getHandle());
+      try {
+        await child.stop(stopMs);
+      } finally {
+        await tmp.dispose();
+      }
+    })();
+    return stopped;
+  };
+}

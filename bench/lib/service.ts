@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeTempDir, track, untrack, type Resource } from './cleanup.js';
+import { makeTempDir, stopOnce, track, type Resource } from './cleanup.js';
 import { LOOPBACK, freePort, request, waitForStatus, type HttpAnswer } from './net.js';
 import { baseEnv, spawnLogged, type ChildHandle } from './proc.js';
 
@@ -68,18 +68,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     },
   });
 
-  let stopped: Promise<void> | undefined;
-  const stop = () => {
-    stopped ??= (async () => {
-      untrack(handle);
-      try {
-        await child.stop();
-      } finally {
-        await tmp.dispose();
-      }
-    })();
-    return stopped;
-  };
+  const stop = stopOnce(() => handle, child, tmp);
 
   const handle: ServiceHandle = {
     label: `service on ${baseUrl}`,
