@@ -322,6 +322,7 @@ async function scaleCase(ctx: BenchmarkContext) {
           return { run: m.result, window: m.window };
         });
         concurrent[route] = { ...c.run, window: c.window, attempts: c.attempts };
+        ctx.progress(`  scale: service RSS after the ${route} load: ${MiB(memoryOf(service.pid)?.rssBytes)} MiB`);
       }
       const rssEnd = memoryOf(service.pid);
 

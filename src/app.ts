@@ -6,6 +6,7 @@ import { createHub, type Hub } from './hub.js';
 import { systemClock, systemTimers, type Clock, type Timers } from './platform/clock.js';
 import { createDriverSocketSurface, type DriverSocketSurface } from './surfaces/driver-ws/index.js';
 import { buildHttpSurface, type HttpSurface } from './surfaces/http/server.js';
+import { FeedFanout } from './surfaces/realtime/feed-fanout.js';
 import { createSocketSurface, type SocketSurface } from './surfaces/socket/index.js';
 
 export interface AppOptions {
@@ -85,9 +86,10 @@ export function createLogger(config: Config): Logger {
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const log = options.logger ?? createLogger(config);
   const hub = createHub(config, options.clock ?? systemClock, options.timers ?? systemTimers, log);
-  const http = await buildHttpSurface(hub, VERSION);
+  const fanout = new FeedFanout(hub.feed, config.streamBatchMs);
+  const http = await buildHttpSurface(hub, VERSION, fanout);
   const driverSocket = createDriverSocketSurface(hub);
-  const sockets = createSocketSurface(hub, http.app.server);
+  const sockets = createSocketSurface(hub, http.app.server, fanout);
   http.app.server.on('upgrade', (request, socket, head) => {
     if (config.driverWsPort === undefined && driverSocket.handleUpgrade(request, socket, head)) return;
     // Socket.IO answers its own path (it leaves other upgrades alone); nothing else upgrades.
@@ -104,6 +106,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       await http.app.listen({ port: config.port, host: config.host });
       const address = http.app.server.address() as AddressInfo;
       app.driverPort = config.driverWsPort === undefined ? address.port : await driverSocket.listenSeparately(config.driverWsPort, config.host);
+      fanout.start();
       try {
         await hub.start();
       } catch (err) {
@@ -117,6 +120,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     },
     stop() {
       stopping ??= (async () => {
+        fanout.stop();
         await sockets.close();
         await driverSocket.close();
         await http.app.close();

@@ -34,6 +34,7 @@ export interface Config {
   alertsMaxAgeDays: number;
   ssePingIntervalMs: number;
   sseMaxBufferBytes: number;
+  streamBatchMs: number;
 }
 
 export class ConfigError extends Error {
@@ -113,5 +114,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     alertsMaxAgeDays: integer(env, 'ALERTS_MAX_AGE_DAYS', 90, 1, 3650),
     ssePingIntervalMs: integer(env, 'SSE_PING_INTERVAL_MS', 15_000, 100, 600_000),
     sseMaxBufferBytes: integer(env, 'SSE_MAX_BUFFER_BYTES', 1024 * 1024, 4096, 256 * 1024 * 1024),
+    streamBatchMs: integer(env, 'STREAM_BATCH_MS', 25, 0, 1000),
   };
 }

@@ -224,6 +224,9 @@ describe('state authority', () => {
       const snap = (await (await server.request('GET', '/v1/os/state/snapshot', { token })).json()) as typeof snapshot;
       return snap.devices[device.id]?.confirmed === true && snap.devices[device.id]?.state.temperature === 22 && snap.devices[device.id]?.online;
     });
+    // While nothing changes, the snapshot (and its `at`) is the same answer.
+    const first = await (await server.request('GET', '/v1/os/state/snapshot', { token })).text();
+    expect(await (await server.request('GET', '/v1/os/state/snapshot', { token })).text()).toBe(first);
   });
 
   it('keeps a bounded telemetry of state changes and metrics with range and limit', async () => {
@@ -304,6 +307,9 @@ describe('capability routes', () => {
     expect(await res.json()).toMatchObject({ tags: ['audio', 'living'], room: 'living-room', remoteSources: [{ id: 'console', input: 'hdmi2' }] });
     const partial = (await (await server.request('POST', `/v1/os/devices/${avr.id}/metadata`, { token, body: { room: null } })).json()) as { tags: string[]; room: null };
     expect(partial).toMatchObject({ tags: ['audio', 'living'], room: null });
+    // The device list is a cached snapshot: it must show the change at once.
+    const listed = (await (await server.request('GET', '/v1/os/devices', { token })).json()) as { devices: Device[] };
+    expect(listed.devices.find((d) => d.id === avr.id)).toMatchObject({ tags: ['audio', 'living'], room: null });
     expect((await server.request('POST', `/v1/os/devices/${avr.id}/metadata`, { token, body: { tags: 'audio' } })).status).toBe(400);
     expect((await server.request('POST', '/v1/os/devices/missing/metadata', { token, body: { tags: [] } })).status).toBe(404);
   });

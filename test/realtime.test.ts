@@ -161,6 +161,28 @@ describe('Socket.IO namespaces', () => {
     expect((await sse.next((e) => e.event === 'state')).data).toEqual({ deviceId: id, state: { on: true, level: 5 } });
   });
 
+  it('delivers a burst of changes to every client as separate events, in order, none lost', async () => {
+    server = await startServer();
+    const token = await server.login();
+    const { driver, id } = await driverWithLamp(server, token);
+    const ds = socket('/socket/device-state', { token });
+    await once(ds, 'device:state:snapshot');
+    const received: number[] = [];
+    ds.on('device:state:update', (u: { deviceId: string; state: { n?: number } }) => {
+      if (u.deviceId === id && typeof u.state.n === 'number') received.push(u.state.n);
+    });
+    const sse = await SseClient.open(`${server.url}/v1/os/state/stream?accessToken=${token}`);
+    closers.push(() => sse.close());
+    await sse.next((e) => e.event === 'snapshot');
+    for (let n = 1; n <= 50; n++) driver.send({ type: 'STATE_UPDATE', deviceId: 'lamp', state: { n } });
+    const viaSse = () => sse.events.filter((e) => e.event === 'state').map((e) => (e.data as { state: { n: number } }).state.n);
+    await eventually(() => viaSse().length >= 50);
+    const expected = Array.from({ length: 50 }, (_, i) => i + 1);
+    expect(viaSse()).toEqual(expected);
+    await eventually(() => received.length >= 50);
+    expect(received).toEqual(expected);
+  });
+
   it('answers hub commands with hub:response and an ack, and broadcasts hub events', async () => {
     server = await startServer();
     const token = await server.login();

@@ -42,6 +42,7 @@ export class DeviceRegistry {
   // Changes to one driver identity run one after another, so two quick discoveries of the same
   // device cannot both decide it is new.
   private readonly queues = new Map<string, Promise<unknown>>();
+  private changes = 0;
 
   constructor(
     private readonly repo: DeviceRepository,
@@ -55,6 +56,11 @@ export class DeviceRegistry {
 
   get size(): number {
     return this.byId.size;
+  }
+
+  /** Counts every change to any device: equal revisions mean an unchanged registry. */
+  get revision(): number {
+    return this.changes;
   }
 
   list(options: { includeRemoved?: boolean } = {}): LogicalDevice[] {
@@ -202,6 +208,7 @@ export class DeviceRegistry {
   }
 
   private index(device: LogicalDevice): void {
+    this.changes++;
     this.byId.set(device.id, device);
     if (device.driverDeviceId !== null) this.byDriverIdentity.set(identity(device.driverKey, device.driverDeviceId), device.id);
   }

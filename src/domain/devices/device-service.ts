@@ -4,7 +4,7 @@ import type { DriverManager } from '../drivers/driver-manager.js';
 import type { DomainEventBus } from '../events.js';
 import { validateIrCommand, validateIrCommands, isValidExtenderIp, type IrCommand, type IrCommands } from '../ir/ir-command.js';
 import type { ItachClient } from '../ir/itach-client.js';
-import type { StateAuthority } from '../state/state-authority.js';
+import type { DeviceStateView, StateAuthority } from '../state/state-authority.js';
 import type { DeviceRegistry } from './device-registry.js';
 import { GENERIC_IR, type DeviceMetadata, type LogicalDevice } from './model.js';
 
@@ -18,6 +18,11 @@ export const CAPABILITY_COMMANDS = {
   scenes: { list: 'scenes.list', run: 'scenes.run' },
 } as const;
 export type Capability = keyof typeof CAPABILITY_COMMANDS;
+
+export interface StateSnapshot {
+  readonly at: number;
+  readonly devices: Readonly<Record<string, Readonly<DeviceStateView>>>;
+}
 
 export interface DeviceView extends LogicalDevice {
   online: boolean;
@@ -53,6 +58,10 @@ export function hasCapability(device: LogicalDevice, capability: string): boolea
 export class DeviceService {
   private readonly icons = new Map<string, { icon: AppIcon; at: number }>();
 
+  private readonly listings = new Map<boolean, { revision: string; views: readonly DeviceView[] }>();
+  private readonly frozenViews = new WeakMap<LogicalDevice, Readonly<DeviceView>>();
+  private stateSnapshotCache: { revision: string; snapshot: StateSnapshot } | undefined;
+
   constructor(
     readonly registry: DeviceRegistry,
     readonly state: StateAuthority,
@@ -73,11 +82,54 @@ export class DeviceService {
     return this.state.peek(device.id)?.online ?? false;
   }
 
-  list(options: { includeRemoved?: boolean; category?: string; room?: string } = {}): DeviceView[] {
-    return this.registry
-      .list({ includeRemoved: options.includeRemoved })
-      .filter((d) => (!options.category || d.category === options.category) && (!options.room || d.room === options.room))
-      .map((d) => this.view(d));
+  list(options: { includeRemoved?: boolean; category?: string; room?: string } = {}): readonly DeviceView[] {
+    const all = this.listing(options.includeRemoved === true);
+    if (!options.category && !options.room) return all;
+    return all.filter((d) => (!options.category || d.category === options.category) && (!options.room || d.room === options.room));
+  }
+
+  /**
+   * Every device's view, built once per change of the registry or of connectivity and frozen, so
+   * that callers can share it (and surfaces can reuse its serialisation): with 10,000 devices,
+   * building the views and their JSON per request was most of a list request's time and memory.
+   */
+  /**
+   * Every listed device's state view by id, frozen, with the time it was taken. It is rebuilt
+   * (from the per-device frozen views) only after a device, its state or its connectivity
+   * changed: an unchanged home answers with the same value, and `at` says since when it holds.
+   */
+  stateSnapshot(): StateSnapshot {
+    const revision = `${this.registry.revision}:${this.state.revision}`;
+    if (this.stateSnapshotCache?.revision === revision) return this.stateSnapshotCache.snapshot;
+    const devices: Record<string, Readonly<DeviceStateView>> = {};
+    for (const device of this.listing(false)) {
+      const view = this.state.view(device.id);
+      // Devices without a driver (IR) are as online as their configuration.
+      devices[device.id] = view.online === device.online ? view : Object.freeze({ ...view, online: device.online });
+    }
+    const snapshot = Object.freeze({ at: this.clock.now(), devices: Object.freeze(devices) });
+    this.stateSnapshotCache = { revision, snapshot };
+    return snapshot;
+  }
+
+  private listing(includeRemoved: boolean): readonly DeviceView[] {
+    const revision = `${this.registry.revision}:${this.state.connectivityRevision}`;
+    const cached = this.listings.get(includeRemoved);
+    if (cached?.revision === revision) return cached.views;
+    // Devices are replaced, never mutated, on change: an unchanged device keeps its frozen view
+    // (and with it the JSON the surfaces made of it).
+    const views = Object.freeze(
+      this.registry.list({ includeRemoved }).map((device) => {
+        const online = this.isOnline(device);
+        const previous = this.frozenViews.get(device);
+        if (previous?.online === online) return previous;
+        const view = Object.freeze({ ...device, online });
+        this.frozenViews.set(device, view);
+        return view;
+      }),
+    );
+    this.listings.set(includeRemoved, { revision, views });
+    return views;
   }
 
   /**

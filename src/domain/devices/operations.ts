@@ -1,13 +1,26 @@
 import { Type } from 'typebox';
 import { defineOperation } from '../../platform/operations.js';
 import { IrCommandsSchema } from '../ir/ir-command.js';
-import { CAPABILITY_COMMANDS, type DeviceService } from './device-service.js';
+import { CAPABILITY_COMMANDS, type DeviceService, type DeviceView } from './device-service.js';
 import { CommandResultSchema, DeviceDetailSchema, DeviceSchema, IdParam, RemoteSourceSchema } from './schemas.js';
 
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 
 /** CONTRACT's command answer: `{ok: true}`, with the driver's `result` when it gave one. */
 const okResult = (result: unknown) => (result === undefined ? { ok: true as const } : { ok: true as const, result });
+
+const listings = new WeakMap<readonly DeviceView[], { devices: DeviceView[] }>();
+
+/** One frozen answer per listing, so that an unchanged list is the same value every time. */
+function frozenListing(views: readonly DeviceView[]): { devices: DeviceView[] } {
+  let listing = listings.get(views);
+  if (!listing) {
+    // The array is frozen; the operation's output type simply cannot say so.
+    listing = Object.freeze({ devices: views as DeviceView[] });
+    listings.set(views, listing);
+  }
+  return listing;
+}
 
 export function deviceOperations(devices: DeviceService) {
   const detail = (id: string) => {
@@ -26,7 +39,7 @@ export function deviceOperations(devices: DeviceService) {
       }),
       output: Type.Object({ devices: Type.Array(DeviceSchema) }),
       async handler(input) {
-        return { devices: devices.list(input) };
+        return frozenListing(devices.list(input));
       },
     }),
     get: defineOperation({

@@ -44,7 +44,7 @@ export function bootstrapOperation(src: BootstrapSources) {
       for (const device of devices) state[device.id] = { ...src.devices.state.get(device.id), online: device.online };
       return {
         at: src.now(),
-        devices,
+        devices: [...devices],
         spaces: src.spaces.list(),
         zones: src.zones.list(),
         programs: src.programs.list().map((p) => src.programs.view(p)),

@@ -58,7 +58,7 @@ export class SpaceService {
 
   devicesOf(id: string): DeviceView[] {
     this.spaces.get(id);
-    return this.devices.list({ room: id });
+    return [...this.devices.list({ room: id })];
   }
 
   /** Assigns devices to a space; `replace` also unassigns the space's other devices. */

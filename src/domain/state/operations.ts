@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { defineOperation } from '../../platform/operations.js';
 import type { DeviceService } from '../devices/device-service.js';
+import type { DeviceStateView } from './state-authority.js';
 import { DeviceStateSchema, IdParam } from '../devices/schemas.js';
 
 export function stateOperations(devices: DeviceService, now: () => number) {
@@ -10,12 +11,13 @@ export function stateOperations(devices: DeviceService, now: () => number) {
       summary: 'Point-in-time state of every device.',
       access: 'authenticated',
       input: Type.Object({}),
-      output: Type.Object({ at: Type.Integer(), devices: Type.Record(Type.String(), DeviceStateSchema) }),
+      output: Type.Object({
+        at: Type.Integer({ description: 'When this snapshot was taken (ms since epoch). It holds until a device, its state or its connectivity changes, and is served unchanged until then.' }),
+        devices: Type.Record(Type.String(), DeviceStateSchema),
+      }),
       async handler() {
-        const ids = devices.registry.list().map((d) => d.id);
-        const snapshot = devices.state.snapshot(ids);
-        for (const device of devices.registry.list()) snapshot[device.id]!.online = devices.isOnline(device);
-        return { at: now(), devices: snapshot };
+        // The same frozen value until something changes: the surfaces reuse its JSON.
+        return devices.stateSnapshot() as { at: number; devices: Record<string, DeviceStateView> };
       },
     }),
     telemetry: defineOperation({

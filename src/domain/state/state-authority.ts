@@ -16,7 +16,11 @@ interface Entry {
   online: boolean;
   confirmed: boolean;
   updatedAt: number | null;
+  /** The frozen view of this entry, made on demand and dropped when the entry changes. */
+  view?: Readonly<DeviceStateView>;
 }
+
+const UNKNOWN_STATE: Readonly<DeviceStateView> = Object.freeze({ state: Object.freeze({}), online: false, confirmed: false, updatedAt: null });
 
 export interface StateAuthorityLogger {
   error(obj: unknown, msg: string): void;
@@ -29,6 +33,8 @@ export interface StateAuthorityLogger {
  */
 export class StateAuthority {
   private readonly entries = new Map<string, Entry>();
+  private connectivityChanges = 0;
+  private changes = 0;
   private readonly dirty = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -53,10 +59,31 @@ export class StateAuthority {
 
   get(deviceId: string): DeviceStateView {
     const entry = this.entries.get(deviceId);
-    return entry ? { ...entry } : { state: {}, online: false, confirmed: false, updatedAt: null };
+    return entry ? { state: entry.state, online: entry.online, confirmed: entry.confirmed, updatedAt: entry.updatedAt } : { state: {}, online: false, confirmed: false, updatedAt: null };
+  }
+
+  /**
+   * The same as `get`, frozen and shared until the device's state or connectivity changes
+   * (state objects are replaced on change, never mutated), so snapshots can reuse it.
+   */
+  view(deviceId: string): Readonly<DeviceStateView> {
+    const entry = this.entries.get(deviceId);
+    if (!entry) return UNKNOWN_STATE;
+    entry.view ??= Object.freeze(this.get(deviceId));
+    return entry.view;
+  }
+
+  /** Counts every change of any device's state or connectivity. */
+  get revision(): number {
+    return this.changes;
   }
 
   /** The live state map itself, for snapshots; callers must not mutate it. */
+  /** Counts online/offline changes of any device. */
+  get connectivityRevision(): number {
+    return this.connectivityChanges;
+  }
+
   peek(deviceId: string): Readonly<Entry> | undefined {
     return this.entries.get(deviceId);
   }
@@ -71,10 +98,13 @@ export class StateAuthority {
     }
     // A new object per change: subscribers may keep the previous one.
     entry.state = { ...entry.state, ...partial };
+    entry.view = undefined;
+    this.changes++;
     entry.confirmed = true;
     entry.updatedAt = now;
     const becameOnline = !entry.online;
     entry.online = true;
+    if (becameOnline) this.connectivityChanges++;
     this.markDirty(deviceId);
     this.telemetry.record(deviceId, { at: now, kind: 'state', data: partial });
     this.events.emit('device.state_changed', { deviceId, state: entry.state, changed: partial, at: now });
@@ -96,15 +126,12 @@ export class StateAuthority {
     }
     if (entry.online === online) return;
     entry.online = online;
+    entry.view = undefined;
+    this.changes++;
+    this.connectivityChanges++;
     this.events.emit('device.online_changed', { deviceId, online, at: this.clock.now() });
   }
 
-  /** Full merged state of every known device. */
-  snapshot(deviceIds: Iterable<string>): Record<string, DeviceStateView> {
-    const out: Record<string, DeviceStateView> = {};
-    for (const id of deviceIds) out[id] = this.get(id);
-    return out;
-  }
 
   start(): void {
     this.flushTimer = setInterval(() => void this.flush(), this.flushIntervalMs);

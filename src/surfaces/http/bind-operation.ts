@@ -2,6 +2,7 @@ import { Type, type TObject, type TSchema } from 'typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Operation, OperationContext } from '../../platform/operations.js';
 import { ErrorBody } from './errors.js';
+import { snapshotJson } from '../snapshot-json.js';
 
 export interface RouteBinding<O extends Operation> {
   method: Extract<HTTPMethods, 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>;
@@ -109,6 +110,8 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
   const inBody = BODY_METHODS.has(method);
   const successStatus = binding.successStatus ?? 200;
   const errorSchema = binding.errorSchema ?? ErrorBody;
+  // The last frozen answer's bytes: one per route, so memory stays bounded.
+  let lastSnapshot: { body: object; bytes: Buffer } | undefined;
 
   app.route({
     method,
@@ -145,7 +148,14 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
       };
       const result = await op.handler(input as never, contextOf(request));
       reply.code(successStatus);
-      return binding.respond ? binding.respond.shape(result, request, reply) : result;
+      const body = binding.respond ? binding.respond.shape(result, request, reply) : result;
+      // A frozen answer is made of shared, unchanging snapshots (the device list, the state
+      // snapshot): their JSON is reused, and an identical answer's bytes are written as they are.
+      if (body !== null && typeof body === 'object' && Object.isFrozen(body)) {
+        if (lastSnapshot?.body !== body) lastSnapshot = { body, bytes: Buffer.from(snapshotJson(body)) };
+        return reply.type('application/json; charset=utf-8').send(lastSnapshot.bytes);
+      }
+      return body;
     },
   });
 }

@@ -12,6 +12,8 @@ import { contractErrorBody, errorHandler, notFoundHandler } from './error-handle
 import { ErrorBody } from './errors.js';
 import { debugApi, type RouteEntry } from './debug/index.js';
 import { OS_API_BASES, osApi } from './os-api/index.js';
+import { StateStreamClients } from '../sse/state-stream.js';
+import type { FeedFanout } from '../realtime/feed-fanout.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
 import { createDefsHoister } from './openapi-defs.js';
 import { OneLinePerRequest } from './request-log.js';
@@ -34,7 +36,7 @@ const Health = Type.Object({ status: Type.String(), waitingFor: Type.Optional(Ty
  * the CONTRACT error body everywhere but the App API, and the OpenAPI document built from the
  * routes' TypeBox schemas.
  */
-export async function buildHttpSurface(hub: Hub, version: string): Promise<HttpSurface> {
+export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout): Promise<HttpSurface> {
   const app = Fastify({
     loggerInstance: hub.log as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
@@ -106,7 +108,8 @@ export async function buildHttpSurface(hub: Hub, version: string): Promise<HttpS
     return reply.code(503).send({ status: 'starting', waitingFor: hub.readiness.waitingFor });
   });
 
-  for (const base of OS_API_BASES) await app.register(osApi, { prefix: base, hub, base });
+  const stateStreams = new StateStreamClients(fanout);
+  for (const base of OS_API_BASES) await app.register(osApi, { prefix: base, hub, base, stateStreams });
   for (const base of APP_API_BASES) await app.register(appApi, { prefix: base, hub, base });
   for (const base of REMOTE_BASES) await app.register(remoteApi, { prefix: base, hub, base });
   await app.register(adminApi, { prefix: '/admin', hub, version });

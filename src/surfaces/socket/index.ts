@@ -6,6 +6,9 @@ import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/command
 import type { Hub } from '../../hub.js';
 import { DomainError } from '../../platform/errors.js';
 import type { Operation, Principal } from '../../platform/operations.js';
+import type { FeedFanout } from '../realtime/feed-fanout.js';
+import { batchWebSocketFlushes } from './batched-writes.js';
+import { asPlainJson, plainJsonParser } from './json-packets.js';
 
 export const NAMESPACES = {
   deviceState: '/socket/device-state',
@@ -33,11 +36,13 @@ function authError(code: string, message: string): Error & { data: { code: strin
  * (`auth: {token}` or `?accessToken=`); the namespaces adapt the change feed and the operation
  * registry, and hold no logic of their own.
  */
-export function createSocketSurface(hub: Hub, server: http.Server) {
+export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedFanout) {
+  batchWebSocketFlushes();
   const log = hub.log.child({ component: 'socket.io' });
   const io = new Server(server, {
     path: '/socket.io',
     serveClient: false,
+    parser: plainJsonParser,
     // The driver WebSocket shares this server: upgrades that are not Socket.IO's are left alone.
     destroyUpgrade: false,
     maxHttpBufferSize: 1024 * 1024,
@@ -60,18 +65,31 @@ export function createSocketSurface(hub: Hub, server: http.Server) {
   io.of('/').use(authenticate);
   const nsp = Object.fromEntries(Object.entries(NAMESPACES).map(([key, name]) => [key, io.of(name).use(authenticate)])) as Record<keyof typeof NAMESPACES, Namespace>;
 
+  // Device-state sockets that connected since the last delivery, with the feed sequence their
+  // snapshot already covers: changes still on their way when they connected are not sent again.
+  const joined = new Map<string, number>();
   const owner = {};
-  hub.feed.subscribe(owner, (item) => {
-    if (item.kind === 'state') nsp.deviceState.emit('device:state:update', item.data);
-    else nsp.hubProtocol.emit('hub:event', item.data);
+  fanout.subscribe(owner, (items) => {
+    for (const item of items) {
+      if (item.kind === 'event') {
+        nsp.hubProtocol.emit('hub:event', asPlainJson(item.data));
+        continue;
+      }
+      const covered: string[] = [];
+      for (const [id, seen] of joined) if (seen >= item.seq) covered.push(id);
+      (covered.length > 0 ? nsp.deviceState.except(covered) : nsp.deviceState).emit('device:state:update', asPlainJson(item.data));
+    }
+    joined.clear();
   });
   hub.events.on(owner, 'design.published', (e) => nsp.designer.emit('designer:published', e.design));
   hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }));
   hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e));
 
   nsp.deviceState.on('connection', (socket) => {
+    joined.set(socket.id, hub.feed.lastSeq);
+    socket.once('disconnect', () => joined.delete(socket.id));
     for (const device of hub.devices.registry.list()) {
-      socket.emit('device:state:snapshot', { deviceId: device.id, state: hub.devices.state.get(device.id).state });
+      socket.emit('device:state:snapshot', asPlainJson({ deviceId: device.id, state: hub.devices.state.get(device.id).state }));
     }
   });
 
@@ -111,7 +129,7 @@ export function createSocketSurface(hub: Hub, server: http.Server) {
       const command = typeof message?.command === 'string' ? message.command : '';
       const requestId = typeof message?.requestId === 'string' || typeof message?.requestId === 'number' ? message.requestId : undefined;
       const answer = ({ ok, data }: Outcome) => {
-        const response = { command, data, ok, ...(requestId === undefined ? {} : { requestId }) };
+        const response = asPlainJson({ command, data, ok, ...(requestId === undefined ? {} : { requestId }) });
         socket.emit('hub:response', response);
         if (typeof ack === 'function') ack(response);
       };
@@ -155,7 +173,7 @@ export function createSocketSurface(hub: Hub, server: http.Server) {
     io,
     async close() {
       clearInterval(sweep);
-      hub.feed.unsubscribe(owner);
+      fanout.unsubscribe(owner);
       hub.events.removeOwner(owner);
       io.disconnectSockets(true);
       // Not io.close(): it would close the HTTP server, which belongs to Fastify.

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
+import type { FeedFanout } from '../realtime/feed-fanout.js';
 import { ErrorBody } from '../http/errors.js';
 import { operationIdFor } from '../http/os-api/options.js';
 import { SseStream, frame, lastEventIdOf } from './sse.js';
@@ -19,11 +20,50 @@ export function feedFrame(item: FeedItem): string {
 }
 
 /**
+ * The open state streams of every OS API base. Each batch of changes is framed once and written
+ * to each client in one write; a client that joined after some of the batch was already in its
+ * snapshot (or its resumed events) gets only the rest.
+ */
+export class StateStreamClients {
+  /** Each stream, with the feed sequence it has already seen. */
+  private readonly clients = new Map<SseStream, number>();
+
+  constructor(fanout: FeedFanout) {
+    fanout.subscribe(this, (items) => this.deliver(items));
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  add(stream: SseStream, seenSeq: number): void {
+    this.clients.set(stream, seenSeq);
+    stream.onClose(() => this.clients.delete(stream));
+  }
+
+  private deliver(items: readonly FeedItem[]): void {
+    if (this.clients.size === 0 || items.length === 0) return;
+    const first = items[0]!.seq;
+    let text: string | undefined;
+    for (const [stream, seen] of this.clients) {
+      if (seen < first) {
+        text ??= items.map(feedFrame).join('');
+        stream.sendFrame(text);
+      } else {
+        const rest = items.filter((item) => item.seq > seen);
+        if (rest.length > 0) stream.sendFrame(rest.map(feedFrame).join(''));
+        this.clients.set(stream, 0);
+      }
+    }
+  }
+}
+
+/**
  * `GET {base}/state/stream`: `ready`, then `snapshot` (or, for a client resuming with
  * Last-Event-ID whose missed events are still kept, those events), then `state`, `event` and
  * `ping` as they occur. Authenticated by `accessToken` in the query (stream or access token).
  */
-export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string }> = async (app, { hub, base }) => {
+export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string; stateStreams: StateStreamClients }> = async (app, { hub, base, stateStreams }) => {
   app.get(
     '/state/stream',
     {
@@ -45,8 +85,6 @@ export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string }> = 
     },
     async (request, reply) => {
       const stream = new SseStream(reply, { heartbeatMs: hub.config.ssePingIntervalMs, maxBufferedBytes: hub.config.sseMaxBufferBytes });
-      const owner = {};
-      stream.onClose(() => hub.feed.unsubscribe(owner));
       stream.send('ready', {});
       const resumeFrom = Number(lastEventIdOf(request));
       const missed = Number.isInteger(resumeFrom) && resumeFrom >= 0 ? hub.feed.since(resumeFrom) : undefined;
@@ -57,9 +95,7 @@ export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string }> = 
         for (const device of hub.devices.registry.list()) snapshot[device.id] = hub.devices.state.get(device.id).state;
         stream.send('snapshot', snapshot, hub.feed.lastSeq);
       }
-      hub.feed.subscribe(owner, (item) => {
-        if (!stream.sendFrame(feedFrame(item))) hub.feed.unsubscribe(owner);
-      });
+      stateStreams.add(stream, hub.feed.lastSeq);
     },
   );
 };

@@ -15,11 +15,11 @@ export const OS_API_BASES = ['/app/os', '/api/os', '/v1/os'] as const;
  * The OS API, defined once. It is registered under each of its three base paths; every route
  * needs an `os_api_admin` bearer token unless it opts out with `access: 'public'`.
  */
-export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
+export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, stateStreams }) => {
   // Its own 404 answer, or unknown /app/os paths would get the App API's envelope.
   app.setNotFoundHandler(notFoundHandler(contractErrorBody));
   app.addHook('onRequest', authenticationHook(hub.auth, { scope: OS_API_SCOPE }));
-  const options = { hub, base };
+  const options = { hub, base, stateStreams };
   await app.register(authRoutes, options);
   await app.register(deviceRoutes, options);
   await app.register(stateRoutes, options);

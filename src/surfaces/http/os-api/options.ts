@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../../hub.js';
+import type { StateStreamClients } from '../../sse/state-stream.js';
 import type { Operation } from '../../../platform/operations.js';
 import { bindOperation, operationIdFor, type RouteBinding } from '../bind-operation.js';
 
@@ -9,6 +10,8 @@ export interface OsApiOptions {
   hub: Hub;
   /** Prefix this instance is mounted under; keeps OpenAPI operation ids apart. */
   base: string;
+  /** The state streams open under any base (one set, shared by the three bases). */
+  stateStreams: StateStreamClients;
 }
 
 
