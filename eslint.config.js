@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'drivers/examples/**/*.lua'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', 'dist/', 'drivers/examples/**/*.lua'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

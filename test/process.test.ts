@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { runServerToExit, spawnServer, type ChildServer } from './support/child.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildService, runServerToExit, spawnServer, type ChildServer } from './support/child.js';
 import { tempDataDir } from './support/server.js';
 
 const children: ChildServer[] = [];
@@ -17,6 +17,9 @@ async function login(url: string, password: string) {
   expect(res.status).toBe(200);
   return ((await res.json()) as { accessToken: string }).accessToken;
 }
+
+// These tests run the service exactly as `npm start` does: built to dist/, then `node dist/main.js`.
+beforeAll(() => buildService(), 180_000);
 
 describe('service process', () => {
   it('keeps an acknowledged write across kill -9', async () => {

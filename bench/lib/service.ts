@@ -41,8 +41,8 @@ export interface ServiceHandle extends Resource {
 }
 
 /**
- * Starts the real service as a child process (`node --import tsx src/main.ts` from the repo
- * root) on a free loopback port with a fresh data dir, and waits until /readyz answers 200.
+ * Starts the real service as a child process the way `npm start` runs it (`node dist/main.js`
+ * from the repo root, built by `npm run bench`'s `prebench` step) on a free loopback port with a fresh data dir, and waits until /readyz answers 200.
  */
 export async function startService(options: ServiceOptions = {}): Promise<ServiceHandle> {
   const logLevel = options.logLevel ?? 'info';
@@ -52,7 +52,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const port = await freePort();
   const baseUrl = `http://${LOOPBACK}:${port}`;
 
-  const child = spawnLogged('service', process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts'], {
+  const child = spawnLogged('service', process.execPath, [...(options.nodeArgs ?? []), 'dist/main.js'], {
     cwd: REPO_ROOT,
     logPath,
     env: {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 
@@ -12,9 +12,18 @@ export interface ChildServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs the service as `npm start` does (tsx), in its own process, and waits until it is ready. */
+/** The service as `npm start` runs it, once `buildService` has built it. */
+const START = ['dist/main.js'];
+
+/** `npm run build`, as `npm start` does first; throws with tsc's output when it fails. */
+export function buildService(): void {
+  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  if (result.status !== 0) throw new Error(`npm run build failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`);
+}
+
+/** Runs the service as `npm start` does, in its own process, and waits until it is ready. */
 export async function spawnServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ChildServer> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const proc = spawn(process.execPath, START, {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,7 +50,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 20_00
 
 /** Runs the service expecting it to stop by itself (e.g. on bad configuration). */
 export async function runServerToExit(env: Record<string, string>, timeoutMs = 20_000) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const proc = spawn(process.execPath, START, {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
