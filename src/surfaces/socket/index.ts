@@ -70,11 +70,15 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   const joined = new Map<string, number>();
   const owner = {};
   fanout.subscribe(owner, (items) => {
+    // Socket.IO encodes a broadcast even when nobody is there to receive it.
+    const toHub = nsp.hubProtocol.sockets.size > 0;
+    const toDeviceState = nsp.deviceState.sockets.size > 0;
     for (const item of items) {
       if (item.kind === 'event') {
-        nsp.hubProtocol.emit('hub:event', asPlainJson(item.data));
+        if (toHub) nsp.hubProtocol.emit('hub:event', asPlainJson(item.data));
         continue;
       }
+      if (!toDeviceState) continue;
       const covered: string[] = [];
       for (const [id, seen] of joined) if (seen >= item.seq) covered.push(id);
       (covered.length > 0 ? nsp.deviceState.except(covered) : nsp.deviceState).emit('device:state:update', asPlainJson(item.data));
