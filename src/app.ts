@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from './config.js';
 import { createHub, type Hub } from './hub.js';
 import { systemClock, systemTimers, type Clock, type Timers } from './platform/clock.js';
@@ -57,7 +57,9 @@ function maskSecrets(obj: Record<string, unknown>): Record<string, unknown> {
 /** How long a log line may wait in the buffer before it is written. */
 const LOG_FLUSH_INTERVAL_MS = 200;
 
-export function createLogger(config: Config): Logger {
+/** The service's logger; `to` replaces standard output (tests read the lines). */
+export function createLogger(config: Pick<Config, 'logLevel'>, to?: DestinationStream): Logger {
+  if (to) return pino(loggerOptions(config), to);
   // Buffered, asynchronous stdout: lines are gathered into 4 KiB writes, and whatever is
   // buffered is written at least every 200 ms and at exit. Measured on `GET /auth/me`, a
   // synchronous write per request line cost about as much as the rest of the request.
@@ -77,10 +79,14 @@ export function createLogger(config: Config): Logger {
       // Not open yet (nothing was written): nothing to flush.
     }
   });
+  return pino(loggerOptions(config), destination);
+}
+
+function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
   // Secrets are masked by a formatter rather than pino's `redact`, whose per-request child
   // loggers cost several µs a request.
   // No hostname on every line: a hub is one box, and the bytes are paid per request.
-  return pino({ level: config.logLevel, base: { pid: process.pid }, formatters: { log: maskSecrets } }, destination);
+  return { level: config.logLevel, base: { pid: process.pid }, formatters: { log: maskSecrets } };
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {

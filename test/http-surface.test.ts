@@ -1,5 +1,8 @@
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/app.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
+import { eventually } from './support/ws-driver.js';
 
 let server: TestServer;
 afterEach(async () => server?.close());
@@ -167,5 +170,39 @@ describe('other route families', () => {
     expect(routes.routes.some((r) => r.url === '/v1/os/auth/me')).toBe(true);
     const config = JSON.stringify(await (await server.request('GET', '/dev/config')).json());
     expect(config).not.toContain(ADMIN.password);
+  });
+});
+
+describe('request log', () => {
+  it('writes one line per request with id, method, route, status and duration, and never a secret', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    let raw = '';
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        raw += chunk.toString();
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    server = await startServer({ logger: createLogger({ logLevel: 'info' }, sink) });
+    const token = await server.login();
+    const me = await server.request('GET', '/v1/os/auth/me', { token, headers: { 'x-request-id': 'trace-me-1' } });
+    expect(me.status).toBe(200);
+    expect((await server.request('GET', '/v1/os/devices/nope', { token })).status).toBe(404);
+    expect((await server.request('POST', '/v1/os/auth/login', { body: { username: 'admin', password: 'wrong-password-9' } })).status).toBe(401);
+    const stream = await fetch(`${server.url}/v1/os/state/stream?accessToken=${token}`);
+    await stream.body?.cancel();
+
+    const requests = () => lines.filter((l) => l.msg === 'request');
+    await eventually(() => requests().length >= 5, 5000, 'five request lines');
+    const byRoute = (route: string) => requests().filter((l) => l.route === route);
+    expect(byRoute('/v1/os/auth/me')).toEqual([
+      expect.objectContaining({ level: 30, reqId: 'trace-me-1', method: 'GET', path: '/v1/os/auth/me', status: 200, durationMs: expect.any(Number) }),
+    ]);
+    expect(byRoute('/v1/os/devices/:id')).toEqual([expect.objectContaining({ status: 404, code: 'DEVICE_NOT_FOUND' })]);
+    expect(byRoute('/v1/os/auth/login')).toEqual([expect.objectContaining({ status: 401 })]);
+    // The stream's query string (with its token) is not logged; neither is any password.
+    expect(byRoute('/v1/os/state/stream')).toEqual([expect.objectContaining({ path: '/v1/os/state/stream' })]);
+    for (const secret of [token, ADMIN.password, 'wrong-password-9']) expect(raw).not.toContain(secret);
   });
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { ManualClock, type Clock, type Timers } from '../../src/platform/clock.js';
@@ -28,7 +28,9 @@ export function tempDataDir(): string {
  * Starts the real service in-process on an ephemeral loopback port with a fresh DATA_DIR.
  * `env` overrides configuration the way the process environment would.
  */
-export async function startServer(options: { env?: Record<string, string>; clock?: Clock; timers?: Timers; dataDir?: string; beforeStart?: (app: App) => void } = {}): Promise<TestServer> {
+export async function startServer(
+  options: { env?: Record<string, string>; clock?: Clock; timers?: Timers; dataDir?: string; beforeStart?: (app: App) => void; logger?: Logger } = {},
+): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const config = loadConfig({
     PORT: '0',
@@ -40,7 +42,7 @@ export async function startServer(options: { env?: Record<string, string>; clock
     ...options.env,
   });
   const clock = options.clock ?? new ManualClock(Date.now());
-  const app = await createApp(config, { clock, ...(options.timers ? { timers: options.timers } : {}), logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const app = await createApp(config, { clock, ...(options.timers ? { timers: options.timers } : {}), logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   options.beforeStart?.(app);
   const address = await app.start();
   const url = `http://127.0.0.1:${address.port}`;

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { logRequest } from '../http/request-log.js';
 
 export interface SseOptions {
   /** Interval of `ping` events (also keeps proxies from closing an idle stream). */
@@ -84,6 +85,8 @@ export class SseStream {
       if (this.dropped) this.reply.raw.destroy();
       else this.reply.raw.end();
     }
+    // Fastify does not log a reply it handed over; the stream's line is written when it ends.
+    logRequest(this.reply.request, 200, this.reply.elapsedTime);
   }
 }
 
