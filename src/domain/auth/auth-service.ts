@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError, unauthenticated } from '../../platform/errors.js';
 import type { Principal } from '../../platform/operations.js';
@@ -26,7 +26,7 @@ interface ActiveToken extends StoredToken {
 const MAX_STREAM_TOKEN_SECONDS = 300;
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return hash('sha256', token, 'base64url');
 }
 
 function scopeFor(role: Role): string {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from 'typebox';
@@ -68,7 +67,6 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   app.setNotFoundHandler(notFoundHandler(contractErrorBody));
   // JSON is the only body the API speaks; anything else is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
-  await app.register(cookie);
   const defs = createDefsHoister();
   await app.register(swagger, {
     transform: ({ schema, url }) => ({ schema: defs.transformSchema(schema), url }),
