@@ -16,7 +16,7 @@ interface HttpCase {
 
 const CASES: HttpCase[] = [
   { name: 'auth-me', path: '/app/os/auth/me', what: 'authenticated principal: bearer check (SHA-256 + map lookup), no database' },
-  { name: 'admin-users', path: '/admin/users', what: 'list route: bearer check, then a SELECT of the accounts from SQLite' },
+  { name: 'admin-users', path: '/admin/users', what: 'list route: bearer check, then the account list (held in memory by the auth service, loaded from SQLite)' },
 ];
 
 async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
