@@ -40,6 +40,13 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
     const baseline = await startBaseline(routes, { nodeArgs });
     ctx.progress(`  baseline pid ${baseline.pid} at ${baseline.baseUrl}`);
     if (settings.cpuProfileDir) ctx.progress(`  CPU profiles go to ${settings.cpuProfileDir}/CPU.*.<pid>.*.cpuprofile when the children stop`);
+    // BENCH_HTTP_SUBJECT=fastify-reference measures Fastify with the service's logging instead
+    // of the service, against the same baseline: the ceiling of the stack on this machine.
+    const reference = process.env.BENCH_HTTP_SUBJECT === 'fastify-reference' ? await startBaseline(routes, { nodeArgs, script: 'bench/reference-fastify-server.ts', logLevel: settings.logLevel }) : undefined;
+    if (reference) ctx.progress(`  measuring the Fastify reference (pid ${reference.pid}) instead of the service`);
+    const subject = reference
+      ? { label: 'fastify-reference', baseUrl: reference.baseUrl, pid: reference.pid, probes: [] }
+      : { label: 'service', baseUrl: service.baseUrl, pid: service.pid, probes: [fileSizeProbe('serviceLogBytes', service.logPath)] };
     try {
       const comparisons: Comparison[] = [];
       const logBytesPerRequest: Record<string, number | null> = {};
@@ -50,13 +57,7 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
           path: c.path,
           target: HTTP_TARGET,
           baseline: { label: 'baseline', url: `${baseline.baseUrl}${c.path}`, headers: session.headers, pid: baseline.pid },
-          service: {
-            label: 'service',
-            url: `${service.baseUrl}${c.path}`,
-            headers: session.headers,
-            pid: service.pid,
-            probes: [fileSizeProbe('serviceLogBytes', service.logPath)],
-          },
+          service: { label: subject.label, url: `${subject.baseUrl}${c.path}`, headers: session.headers, pid: subject.pid, probes: subject.probes },
         });
         comparisons.push(comparison);
         const logBytes = comparison.service.probes.serviceLogBytes ?? null;
@@ -94,6 +95,7 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
         },
       };
     } finally {
+      await reference?.stop();
       await baseline.stop();
     }
   } finally {

@@ -24,16 +24,20 @@ export interface BaselineHandle extends Resource {
  * Starts bench/baseline-server.ts in its own child process, launched the same way as the
  * service (`node --import tsx`), answering `routes` (keyed by path) on a free loopback port.
  */
-export async function startBaseline(routes: Record<string, BaselineRoute>, options: { nodeArgs?: string[] } = {}): Promise<BaselineHandle> {
+export async function startBaseline(
+  routes: Record<string, BaselineRoute>,
+  options: { nodeArgs?: string[]; /** Another server answering the same way, e.g. bench/reference-fastify-server.ts. */ script?: string; logLevel?: string } = {},
+): Promise<BaselineHandle> {
   const tmp = makeTempDir('hcs-bench-baseline');
   const routesFile = path.join(tmp.path, 'routes.json');
   fs.writeFileSync(routesFile, JSON.stringify(routes));
   const port = await freePort();
   const baseUrl = `http://${LOOPBACK}:${port}`;
-  const child = spawnLogged('baseline', process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'bench/baseline-server.ts'], {
+  const script = options.script ?? 'bench/baseline-server.ts';
+  const child = spawnLogged(path.basename(script, '.ts'), process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script], {
     cwd: REPO_ROOT,
     logPath: path.join(tmp.path, 'baseline.log'),
-    env: { ...baseEnv(), NODE_ENV: 'production', PORT: String(port), HOST: LOOPBACK, BASELINE_ROUTES_FILE: routesFile },
+    env: { ...baseEnv(), NODE_ENV: 'production', PORT: String(port), HOST: LOOPBACK, BASELINE_ROUTES_FILE: routesFile, LOG_LEVEL: options.logLevel ?? 'info' },
   });
 
   const stop = stopOnce(() => handle, child, tmp);
