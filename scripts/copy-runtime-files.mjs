@@ -5,10 +5,11 @@ import path from 'node:path';
 
 const from = 'src';
 const to = 'dist';
-for (const entry of fs.readdirSync(from, { recursive: true, withFileTypes: true })) {
-  if (!entry.isFile() || !entry.name.endsWith('.mjs')) continue;
-  const source = path.join(entry.parentPath ?? entry.path, entry.name);
-  const target = path.join(to, path.relative(from, source));
+for (const relative of fs.readdirSync(from, { recursive: true, encoding: 'utf8' })) {
+  if (!relative.endsWith('.mjs')) continue;
+  const source = path.join(from, relative);
+  if (!fs.statSync(source).isFile()) continue;
+  const target = path.join(to, relative);
   fs.mkdirSync(path.dirname(target), { recursive: true });
   fs.copyFileSync(source, target);
 }

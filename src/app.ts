@@ -92,7 +92,7 @@ function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const log = options.logger ?? createLogger(config);
   const hub = createHub(config, options.clock ?? systemClock, options.timers ?? systemTimers, log);
-  const fanout = new FeedFanout(hub.feed, config.streamBatchMs);
+  const fanout = new FeedFanout(hub.feed, config.streamBatchMs, log);
   const http = await buildHttpSurface(hub, VERSION, fanout);
   const driverSocket = createDriverSocketSurface(hub);
   const sockets = createSocketSurface(hub, http.app.server, fanout);

@@ -55,6 +55,7 @@ export class StateAuthority {
     for (const stored of await this.repo.loadAll()) {
       this.entries.set(stored.deviceId, { state: stored.state, online: false, confirmed: false, updatedAt: stored.updatedAt });
     }
+    this.changes++;
   }
 
   get(deviceId: string): DeviceStateView {

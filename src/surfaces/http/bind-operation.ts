@@ -151,6 +151,8 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
       const body = binding.respond ? binding.respond.shape(result, request, reply) : result;
       // A frozen answer is made of shared, unchanging snapshots (the device list, the state
       // snapshot): their JSON is reused, and an identical answer's bytes are written as they are.
+      // The response schema's serialiser is bypassed, so the domain must freeze only values
+      // whose fields are exactly the schema's (device views and state views are).
       if (body !== null && typeof body === 'object' && Object.isFrozen(body)) {
         if (lastSnapshot?.body !== body) lastSnapshot = { body, bytes: Buffer.from(snapshotJson(body)) };
         return reply.type('application/json; charset=utf-8').send(lastSnapshot.bytes);

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -67,6 +68,8 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   app.setNotFoundHandler(notFoundHandler(contractErrorBody));
   // JSON is the only body the API speaks; anything else is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
+  // Global: the App API, the web UI and /admin all accept the session cookie.
+  await app.register(cookie);
   const defs = createDefsHoister();
   await app.register(swagger, {
     transform: ({ schema, url }) => ({ schema: defs.transformSchema(schema), url }),
@@ -106,7 +109,7 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     return reply.code(503).send({ status: 'starting', waitingFor: hub.readiness.waitingFor });
   });
 
-  const stateStreams = new StateStreamClients(fanout);
+  const stateStreams = new StateStreamClients(fanout, hub.log);
   for (const base of OS_API_BASES) await app.register(osApi, { prefix: base, hub, base, stateStreams });
   for (const base of APP_API_BASES) await app.register(appApi, { prefix: base, hub, base });
   for (const base of REMOTE_BASES) await app.register(remoteApi, { prefix: base, hub, base });

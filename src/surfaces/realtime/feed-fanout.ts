@@ -3,6 +3,10 @@ import type { ChangeFeed, FeedItem } from '../../domain/protocol/feed.js';
 
 export type FeedBatchListener = (items: readonly FeedItem[]) => void;
 
+export interface FanoutLogger {
+  error(obj: unknown, msg: string): void;
+}
+
 /**
  * Hands the change feed to the stream surfaces in batches, so that a burst of changes costs
  * each connected client one socket write instead of one per change. A change that arrives when
@@ -24,6 +28,7 @@ export class FeedFanout {
   constructor(
     private readonly feed: ChangeFeed,
     private readonly windowMs: number,
+    private readonly log: FanoutLogger,
   ) {}
 
   start(): void {
@@ -64,12 +69,12 @@ export class FeedFanout {
     this.lastDelivery = performance.now();
     const items = this.pending;
     this.pending = [];
-    for (const [owner, listener] of this.listeners) {
+    for (const listener of this.listeners.values()) {
       try {
         listener(items);
-      } catch {
-        // A surface that throws stops receiving; the others go on.
-        this.listeners.delete(owner);
+      } catch (err) {
+        // A listener is a whole surface: it keeps receiving, and the others go on.
+        this.log.error({ err, items: items.length }, 'stream delivery failed');
       }
     }
   };

@@ -3,6 +3,7 @@ import { Server, type Namespace, type Socket } from 'socket.io';
 import { Compile } from 'typebox/compile';
 import { OS_API_SCOPE } from '../../domain/auth/model.js';
 import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/commands.js';
+import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
 import { DomainError } from '../../platform/errors.js';
 import type { Operation, Principal } from '../../platform/operations.js';
@@ -65,33 +66,44 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   io.of('/').use(authenticate);
   const nsp = Object.fromEntries(Object.entries(NAMESPACES).map(([key, name]) => [key, io.of(name).use(authenticate)])) as Record<keyof typeof NAMESPACES, Namespace>;
 
-  // Device-state sockets that connected since the last delivery, with the feed sequence their
-  // snapshot already covers: changes still on their way when they connected are not sent again.
-  const joined = new Map<string, number>();
+  // Sockets that connected since the last delivery, with the feed sequence they start after:
+  // changes still on their way when they connected were in their snapshot (device state) or
+  // happened before they came (hub events), and are not sent to them.
+  const joined = { deviceState: new Map<string, number>(), hubProtocol: new Map<string, number>() };
+  const track = (socket: Socket, since: Map<string, number>) => {
+    since.set(socket.id, hub.feed.lastSeq);
+    socket.once('disconnect', () => since.delete(socket.id));
+  };
+  const broadcast = (namespace: Namespace, since: Map<string, number>, event: string, item: FeedItem) => {
+    const covered: string[] = [];
+    for (const [id, seen] of since) if (seen >= item.seq) covered.push(id);
+    (covered.length > 0 ? namespace.except(covered) : namespace).emit(event, asPlainJson(item.data));
+  };
   const owner = {};
   fanout.subscribe(owner, (items) => {
     // Socket.IO encodes a broadcast even when nobody is there to receive it.
     const toHub = nsp.hubProtocol.sockets.size > 0;
     const toDeviceState = nsp.deviceState.sockets.size > 0;
     for (const item of items) {
-      if (item.kind === 'event') {
-        if (toHub) nsp.hubProtocol.emit('hub:event', asPlainJson(item.data));
-        continue;
+      try {
+        if (item.kind === 'event') {
+          if (toHub) broadcast(nsp.hubProtocol, joined.hubProtocol, 'hub:event', item);
+        } else if (toDeviceState) {
+          broadcast(nsp.deviceState, joined.deviceState, 'device:state:update', item);
+        }
+      } catch (err) {
+        log.error({ err, seq: item.seq }, 'socket delivery failed');
       }
-      if (!toDeviceState) continue;
-      const covered: string[] = [];
-      for (const [id, seen] of joined) if (seen >= item.seq) covered.push(id);
-      (covered.length > 0 ? nsp.deviceState.except(covered) : nsp.deviceState).emit('device:state:update', asPlainJson(item.data));
     }
-    joined.clear();
+    joined.deviceState.clear();
+    joined.hubProtocol.clear();
   });
   hub.events.on(owner, 'design.published', (e) => nsp.designer.emit('designer:published', e.design));
   hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }));
   hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e));
 
   nsp.deviceState.on('connection', (socket) => {
-    joined.set(socket.id, hub.feed.lastSeq);
-    socket.once('disconnect', () => joined.delete(socket.id));
+    track(socket, joined.deviceState);
     for (const device of hub.devices.registry.list()) {
       socket.emit('device:state:snapshot', asPlainJson({ deviceId: device.id, state: hub.devices.state.get(device.id).state }));
     }
@@ -129,6 +141,7 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   };
 
   nsp.hubProtocol.on('connection', (socket) => {
+    track(socket, joined.hubProtocol);
     socket.on('hub:command', async (message: HubCommandMessage, ack?: unknown) => {
       const command = typeof message?.command === 'string' ? message.command : '';
       const requestId = typeof message?.requestId === 'string' || typeof message?.requestId === 'number' ? message.requestId : undefined;

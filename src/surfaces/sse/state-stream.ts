@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
-import type { FeedFanout } from '../realtime/feed-fanout.js';
+import type { FanoutLogger, FeedFanout } from '../realtime/feed-fanout.js';
 import { ErrorBody } from '../http/errors.js';
 import { operationIdFor } from '../http/os-api/options.js';
 import { SseStream, frame, lastEventIdOf } from './sse.js';
@@ -28,7 +28,10 @@ export class StateStreamClients {
   /** Each stream, with the feed sequence it has already seen. */
   private readonly clients = new Map<SseStream, number>();
 
-  constructor(fanout: FeedFanout) {
+  constructor(
+    fanout: FeedFanout,
+    private readonly log: FanoutLogger,
+  ) {
     fanout.subscribe(this, (items) => this.deliver(items));
   }
 
@@ -46,13 +49,19 @@ export class StateStreamClients {
     const first = items[0]!.seq;
     let text: string | undefined;
     for (const [stream, seen] of this.clients) {
-      if (seen < first) {
-        text ??= items.map(feedFrame).join('');
-        stream.sendFrame(text);
-      } else {
+      try {
+        if (seen < first) {
+          text ??= items.map(feedFrame).join('');
+          stream.sendFrame(text);
+          continue;
+        }
         const rest = items.filter((item) => item.seq > seen);
-        if (rest.length > 0) stream.sendFrame(rest.map(feedFrame).join(''));
-        this.clients.set(stream, 0);
+        // A stream the write closed (too slow) has already left the map; don't bring it back.
+        if ((rest.length === 0 || stream.sendFrame(rest.map(feedFrame).join(''))) && stream.isOpen) this.clients.set(stream, 0);
+      } catch (err) {
+        // One bad stream (or frame) must not stop the others.
+        this.log.error({ err }, 'state stream delivery failed; stream closed');
+        stream.close();
       }
     }
   }

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import cookie from '@fastify/cookie';
 import type { Hub } from '../../../hub.js';
 import { SESSION_COOKIE, authenticationHook } from '../authenticate.js';
 import { errorHandler, notFoundHandler } from '../error-handler.js';
@@ -19,8 +18,6 @@ export interface AppApiOptions {
  * data}` envelope, authenticated by the session cookie or a bearer token of any user.
  */
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base }) => {
-  // Only the App API and the web UI use the session cookie; other routes skip parsing cookies.
-  await app.register(cookie);
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
   app.addHook('onRequest', authenticationHook(hub.auth, { acceptCookie: true }));

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import cookie from '@fastify/cookie';
 import type { Hub } from '../../../hub.js';
 import { SESSION_COOKIE } from '../authenticate.js';
 
@@ -35,7 +34,6 @@ document.getElementById('login').addEventListener('submit', async (e) => {
  * sign-in form, with one it is the hub's overview.
  */
 export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
-  await app.register(cookie);
   app.get(
     '/',
     {
