@@ -20,7 +20,7 @@ describe('feed fan-out', () => {
   it('delivers a burst as one batch, in order, and a change after a quiet period at once', async () => {
     const { fanout, change, stop } = setup(20);
     const batches: number[][] = [];
-    fanout.subscribe({}, (items) => batches.push(items.map((i) => (i.data as { state: { n: number } }).state.n)));
+    fanout.subscribe({}, (items) => batches.push(items.map((i) => (i.data as unknown as { state: { n: number } }).state.n)));
     for (let n = 1; n <= 5; n++) change(n);
     await eventually(() => batches.length === 1);
     expect(batches).toEqual([[1, 2, 3, 4, 5]]);
