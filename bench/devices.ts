@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startBaseline, type BaselineHandle } from './lib/baseline.js';
 import { startAgent, type AgentHandle } from './lib/agent.js';
 import { selectCases, type Benchmark, type BenchmarkContext, type BenchmarkOutcome } from './lib/benchmark.js';
 import { OS, discoverDevices, reportIfExited, getJson, hubIdsByDriverId, postJson, startBenchDriver, type DiscoveryFigures } from './lib/hub-setup.js';
@@ -83,6 +84,8 @@ async function commandCase(ctx: BenchmarkContext) {
   return withService(ctx, async (service, session) => {
     const driver = await startBenchDriver(service, 'bench-command');
     const loadgen = await startAgent('loadgen', 'loadgen');
+    let reference: BaselineHandle | undefined;
+    let referenceDriver: AgentHandle | undefined;
     try {
       await discoverDevices(service, session, driver, { instanceId: 'bench-command', prefix: 'cmd-', count: 1, commands: ['toggle', 'turn_on', 'turn_off'] });
       const deviceId = (await hubIdsByDriverId(service, session)).get('cmd-0');
@@ -92,12 +95,21 @@ async function commandCase(ctx: BenchmarkContext) {
       const answer = await postJson<{ ok: boolean }>(service, session, path, { command: 'toggle' });
       if (answer.ok !== true) throw new Error(`command answered ${JSON.stringify(answer)}`);
 
+      // BENCH_COMMAND_SUBJECT=stack-reference loads bench/reference-command-server.ts (with its
+      // own bench driver) instead of the service: what the round trip costs the stack itself.
+      if (process.env.BENCH_COMMAND_SUBJECT === 'stack-reference') {
+        reference = await startBaseline({}, { script: 'bench/reference-command-server.ts', logLevel: settings.logLevel });
+        referenceDriver = await startAgent('driver reference', 'driver');
+        await referenceDriver.call('connect', { url: `${reference.baseUrl.replace('http:', 'ws:')}/driver`, driverKey: 'bench.reference', instanceId: 'bench-reference' });
+        ctx.progress(`  measuring the stack reference (pid ${reference.pid}) instead of the service`);
+      }
+      const subject = reference && referenceDriver ? { pid: reference.pid, url: `${reference.baseUrl}/devices/cmd-0/command`, driver: referenceDriver } : { pid: service.pid, url: `${service.baseUrl}${path}`, driver };
       const participants: Participant[] = [
-        { label: 'service', pid: service.pid },
-        { label: 'driver', pid: driver.pid },
+        { label: 'service', pid: subject.pid },
+        { label: 'driver', pid: subject.driver.pid },
         { label: 'loadgen', pid: loadgen.pid },
       ];
-      const load = { url: `${service.baseUrl}${path}`, method: 'POST', headers: { ...session.headers, 'content-type': 'application/json' }, body };
+      const load = { url: subject.url, method: 'POST', headers: { ...session.headers, 'content-type': 'application/json' }, body };
       const runs = [];
       for (const connections of [1, DEVICES_TARGETS.commandConnections]) {
         ctx.progress(`  command: ${connections} connection(s), ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s`);
@@ -107,9 +119,9 @@ async function commandCase(ctx: BenchmarkContext) {
           rounds.push(
             await undisturbed(ctx, `command c=${connections}`, async (busy) => {
               if (settings.warmupSeconds > 0) await loadgen.call('run', { ...load, connections, seconds: settings.warmupSeconds }, (settings.warmupSeconds + 60) * 1000);
-              await driver.call('stats', { reset: true });
+              await subject.driver.call('stats', { reset: true });
               const measured = await measureWindow(participants, () => loadgen.call<LoadRun>('run', { ...load, connections, seconds: settings.durationSeconds }, (settings.durationSeconds + 60) * 1000), busy);
-              const drv = await driver.call<DriverStats>('stats', {});
+              const drv = await subject.driver.call<DriverStats>('stats', {});
               return { load: measured.result, driver: drv, window: measured.window };
             }),
           );
@@ -119,7 +131,7 @@ async function commandCase(ctx: BenchmarkContext) {
         runs.push({ ...r, connections, rounds: rounds.map((x) => ({ requestsPerSec: x.load.requestsPerSec, p50Ms: x.load.latencyMs.p50, p99Ms: x.load.latencyMs.p99, otherCpuCores: x.window.otherCpuCores })) });
       }
 
-      ctx.print(`\n### command round trip: POST ${OS}/devices/:id/command {"command":"toggle"} → ACTION → ACTION_RESULT → 200`);
+      ctx.print(`\n### command round trip: POST ${OS}/devices/:id/command {"command":"toggle"} → ACTION → ACTION_RESULT → 200${reference ? ' — STACK REFERENCE (bench/reference-command-server.ts), not the service' : ''}`);
       ctx.print(
         table(
           ['connections', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'non-2xx/err/timeouts', 'srv CPU µs/req', 'srv cores', 'driver cores', 'loadgen cores', 'other cores', 'srv RSS MiB'],
@@ -154,6 +166,8 @@ async function commandCase(ctx: BenchmarkContext) {
       ctx.print(`command p99 at ${DEVICES_TARGETS.commandConnections} connections = ${ms(p99)} ms → ${passed ? 'PASS' : 'FAIL'} (target < ${DEVICES_TARGETS.commandP99Ms} ms, no errors)`);
       return { passed, runs, target: { p99Ms: DEVICES_TARGETS.commandP99Ms, connections: DEVICES_TARGETS.commandConnections } };
     } finally {
+      await referenceDriver?.stop();
+      await reference?.stop();
       await loadgen.stop();
       await driver.stop();
     }
