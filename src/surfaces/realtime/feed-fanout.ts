@@ -79,3 +79,37 @@ export class FeedFanout {
     }
   };
 }
+
+/**
+ * Clients that joined since the last delivery, with the feed position they already have (their
+ * snapshot, resumed events, or simply the moment they came). A batch can still hold changes
+ * from before they joined; those are not sent to them. Cleared after each delivery, since
+ * every later change is new to everyone.
+ */
+export class Newcomers<K> {
+  private readonly since = new Map<K, number>();
+
+  add(key: K, seenSeq: number): void {
+    this.since.set(key, seenSeq);
+  }
+
+  remove(key: K): void {
+    this.since.delete(key);
+  }
+
+  /** The feed position `key` already has, or undefined when every item is new to it. */
+  seenBy(key: K): number | undefined {
+    return this.since.get(key);
+  }
+
+  /** The newcomers that already have this item. */
+  having(item: FeedItem): K[] {
+    const keys: K[] = [];
+    for (const [key, seen] of this.since) if (seen >= item.seq) keys.push(key);
+    return keys;
+  }
+
+  clear(): void {
+    this.since.clear();
+  }
+}

@@ -7,7 +7,7 @@ import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
 import { DomainError } from '../../platform/errors.js';
 import type { Operation, Principal } from '../../platform/operations.js';
-import type { FeedFanout } from '../realtime/feed-fanout.js';
+import { Newcomers, type FeedFanout } from '../realtime/feed-fanout.js';
 import { batchWebSocketFlushes } from './batched-writes.js';
 import { asPlainJson, plainJsonParser } from './json-packets.js';
 
@@ -66,17 +66,15 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   io.of('/').use(authenticate);
   const nsp = Object.fromEntries(Object.entries(NAMESPACES).map(([key, name]) => [key, io.of(name).use(authenticate)])) as Record<keyof typeof NAMESPACES, Namespace>;
 
-  // Sockets that connected since the last delivery, with the feed sequence they start after:
-  // changes still on their way when they connected were in their snapshot (device state) or
-  // happened before they came (hub events), and are not sent to them.
-  const joined = { deviceState: new Map<string, number>(), hubProtocol: new Map<string, number>() };
-  const track = (socket: Socket, since: Map<string, number>) => {
-    since.set(socket.id, hub.feed.lastSeq);
-    socket.once('disconnect', () => since.delete(socket.id));
+  // Changes still on their way when a socket connected were in its snapshot (device state) or
+  // happened before it came (hub events): they are not sent to it.
+  const joined = { deviceState: new Newcomers<string>(), hubProtocol: new Newcomers<string>() };
+  const track = (socket: Socket, newcomers: Newcomers<string>) => {
+    newcomers.add(socket.id, hub.feed.lastSeq);
+    socket.once('disconnect', () => newcomers.remove(socket.id));
   };
-  const broadcast = (namespace: Namespace, since: Map<string, number>, event: string, item: FeedItem) => {
-    const covered: string[] = [];
-    for (const [id, seen] of since) if (seen >= item.seq) covered.push(id);
+  const broadcast = (namespace: Namespace, newcomers: Newcomers<string>, event: string, item: FeedItem) => {
+    const covered = newcomers.having(item);
     (covered.length > 0 ? namespace.except(covered) : namespace).emit(event, asPlainJson(item.data));
   };
   const owner = {};

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
-import type { FanoutLogger, FeedFanout } from '../realtime/feed-fanout.js';
+import { Newcomers, type FanoutLogger, type FeedFanout } from '../realtime/feed-fanout.js';
 import { ErrorBody } from '../http/errors.js';
 import { operationIdFor } from '../http/os-api/options.js';
 import { SseStream, frame, lastEventIdOf } from './sse.js';
@@ -25,8 +25,8 @@ export function feedFrame(item: FeedItem): string {
  * snapshot (or its resumed events) gets only the rest.
  */
 export class StateStreamClients {
-  /** Each stream, with the feed sequence it has already seen. */
-  private readonly clients = new Map<SseStream, number>();
+  private readonly clients = new Set<SseStream>();
+  private readonly newcomers = new Newcomers<SseStream>();
 
   constructor(
     fanout: FeedFanout,
@@ -40,30 +40,30 @@ export class StateStreamClients {
   }
 
   add(stream: SseStream, seenSeq: number): void {
-    this.clients.set(stream, seenSeq);
-    stream.onClose(() => this.clients.delete(stream));
+    this.clients.add(stream);
+    this.newcomers.add(stream, seenSeq);
+    stream.onClose(() => {
+      this.clients.delete(stream);
+      this.newcomers.remove(stream);
+    });
   }
 
   private deliver(items: readonly FeedItem[]): void {
     if (this.clients.size === 0 || items.length === 0) return;
-    const first = items[0]!.seq;
     let text: string | undefined;
-    for (const [stream, seen] of this.clients) {
+    for (const stream of this.clients) {
       try {
-        if (seen < first) {
-          text ??= items.map(feedFrame).join('');
-          stream.sendFrame(text);
-          continue;
-        }
-        const rest = items.filter((item) => item.seq > seen);
-        // A stream the write closed (too slow) has already left the map; don't bring it back.
-        if ((rest.length === 0 || stream.sendFrame(rest.map(feedFrame).join(''))) && stream.isOpen) this.clients.set(stream, 0);
+        const seen = this.newcomers.seenBy(stream);
+        const rest = seen === undefined || seen < items[0]!.seq ? items : items.filter((item) => item.seq > seen);
+        if (rest === items) stream.sendFrame((text ??= items.map(feedFrame).join('')));
+        else if (rest.length > 0) stream.sendFrame(rest.map(feedFrame).join(''));
       } catch (err) {
         // One bad stream (or frame) must not stop the others.
         this.log.error({ err }, 'state stream delivery failed; stream closed');
         stream.close();
       }
     }
+    this.newcomers.clear();
   }
 }
 
