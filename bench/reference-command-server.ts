@@ -9,18 +9,11 @@
  * Started like bench/baseline-server.ts (PORT, HOST, LOG_LEVEL; BASELINE_ROUTES_FILE unused).
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createLogger } from '../src/app.js';
-import { OneLinePerRequest } from '../src/surfaces/http/request-log.js';
+import { referenceApp } from './lib/reference-app.js';
 
-const port = Number(process.env.PORT);
-const host = process.env.HOST ?? '127.0.0.1';
-const app = Fastify({
-  loggerInstance: createLogger({ logLevel: process.env.LOG_LEVEL ?? 'info' }) as FastifyBaseLogger,
-  logController: new OneLinePerRequest(),
-  genReqId: () => randomUUID(),
-  requestIdHeader: 'x-request-id',
+const { app, listen } = referenceApp(() => {
+  for (const ws of wss.clients) ws.terminate();
 });
 
 let driver: WebSocket | undefined;
@@ -67,13 +60,5 @@ app.post(
     return reply.code(ok ? 200 : 504).send({ ok });
   },
 );
-app.get('/__ready', (_request, reply) => reply.type('application/json').send('{"status":"ready"}'));
 
-const stop = () => {
-  for (const ws of wss.clients) ws.terminate();
-  void app.close().then(() => process.exit(0));
-  setTimeout(() => process.exit(0), 2000).unref();
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-await app.listen({ port, host });
+await listen();
