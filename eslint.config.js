@@ -1,5 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', 'dist/', 'drivers/examples/**/*.lua'] },
@@ -11,6 +13,18 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-restricted-imports': 'off',
     },
+  },
+  {
+    // An import cycle makes module start order depend on who imported first, and hides a missing
+    // port. The rule follows value imports only (`import type` is erased at run time, and import-x
+    // skips it by design); the TypeScript resolver maps the `.js` specifiers to the `.ts` sources.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js', '.mjs'],
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     // The domain core never depends on a transport: surfaces adapt it, not the other way round.

@@ -14,26 +14,13 @@
  * 500-step total, nesting depth) and report the first problem with its path, as a DomainError
  * `invalid` / `INVALID_PROGRAM`.
  */
-import { Cron } from 'croner';
 import { Type, type TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import { invalid } from '../../platform/errors.js';
 import type { ConcurrencyPolicy, Step, Timer } from './model.js';
-// yaml.ts imports this module's helpers too; both only use each other inside functions.
+import { cronProblem, isValidTimezone, PROGRAM_LIMITS } from './limits.js';
 import { compileProgramYaml } from './yaml.js';
 
-export const PROGRAM_LIMITS = {
-  /** Steps of one program in total, on and off paths, nested steps and containers counted. */
-  maxSteps: 500,
-  maxDelayMs: 24 * 60 * 60 * 1000,
-  maxTimeoutMs: 60 * 60 * 1000,
-  minIntervalMs: 1000,
-  maxIntervalMs: 31 * 24 * 60 * 60 * 1000,
-  /** Containers (parallel, condition) inside containers. */
-  maxNesting: 16,
-  maxBranches: 32,
-  maxYamlLength: 200_000,
-} as const;
 
 const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,100}$';
 const TIME_PATTERN = '^([01][0-9]|2[0-3]):[0-5][0-9]$';
@@ -313,29 +300,6 @@ function checkStep(value: unknown, path: string, depth: number, counter: { n: nu
     }
     default:
       return step;
-  }
-}
-
-/** True for a zone name `Intl` knows (IANA, e.g. "Europe/Berlin", or "UTC"). */
-export function isValidTimezone(timezone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The problem with a cron expression in words, or undefined when it is usable. */
-export function cronProblem(expression: string, timezone?: string): string | undefined {
-  const fields = expression.trim().split(/\s+/);
-  if (fields.length !== 5 && fields.length !== 6) return `needs 5 fields (minute hour day month weekday) or 6 (seconds first), not ${fields.length}`;
-  try {
-    const cron = new Cron(expression.trim(), { paused: true, ...(timezone ? { timezone } : {}) });
-    if (!cron.nextRun()) return 'never matches a date';
-    return undefined;
-  } catch (e) {
-    return (e instanceof Error ? e.message : String(e)).replace(/^CronPattern: /, '');
   }
 }
 

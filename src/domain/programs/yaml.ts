@@ -75,8 +75,7 @@ import {
 } from 'yaml';
 import { invalid } from '../../platform/errors.js';
 import type { Comparison, ConcurrencyPolicy, StateCondition, Step, Timer } from './model.js';
-// steps.ts imports this module too; its helpers are only used inside functions here.
-import { cronProblem, isValidTimezone, PROGRAM_LIMITS } from './steps.js';
+import { cronProblem, isValidTimezone, PROGRAM_LIMITS } from './limits.js';
 
 export interface CompiledProgram {
   name?: string;

@@ -4,7 +4,7 @@ import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
 import { Newcomers, type FanoutLogger, type FeedFanout } from '../realtime/feed-fanout.js';
 import { ErrorBody } from '../http/errors.js';
-import { operationIdFor } from '../http/os-api/options.js';
+import { operationIdFor } from '../http/bind-operation.js';
 import { SseStream, frame, lastEventIdOf } from './sse.js';
 
 const framed = new WeakMap<FeedItem, string>();
