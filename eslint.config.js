@@ -28,12 +28,26 @@ export default tseslint.config(
   },
   {
     // The domain core never depends on a transport: surfaces adapt it, not the other way round.
+    // Nor does it open sockets or reach its adapters: it declares a port (IrTransmitter, the
+    // repositories) and src/hub.ts wires the adapter (src/adapters, src/storage) to it.
     files: ['src/domain/**/*.ts', 'src/platform/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
+        paths: [
+          ...['node:net', 'net'].map((name) => ({
+            name,
+            importNames: ['connect', 'createConnection', 'createServer', 'Socket', 'Server'],
+            message: 'Domain code opens no sockets: declare a port and put the adapter in src/adapters.',
+          })),
+          ...['node:dgram', 'dgram', 'node:tls', 'tls', 'node:http', 'http', 'node:https', 'https'].map((name) => ({
+            name,
+            message: 'Domain code opens no sockets: declare a port and put the adapter in src/adapters.',
+          })),
+        ],
         patterns: [
           { group: ['fastify', 'fastify-*', '@fastify/*', 'socket.io', 'socket.io-*', 'ws'], message: 'Domain code must not import a transport; put the adapter in src/surfaces.' },
           { group: ['**/surfaces/**'], message: 'Domain code must not depend on a surface.' },
+          { group: ['**/adapters/**', '**/storage/**'], message: 'Domain code depends on the ports it declares; src/hub.ts wires the adapters.' },
         ],
       }],
     },

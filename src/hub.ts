@@ -26,7 +26,7 @@ import { DesignService, PreferencesService } from './domain/home/preferences.js'
 import { ActivityPresets } from './domain/home/presets.js';
 import { SpaceService } from './domain/home/spaces.js';
 import { ZoneService } from './domain/home/zones.js';
-import { ItachClient } from './domain/ir/itach-client.js';
+import { ItachClient } from './adapters/itach/itach-client.js';
 import type { Program } from './domain/programs/model.js';
 import { automationOperations, programOperations, type ProgramOperations } from './domain/programs/operations.js';
 import { protocolOperations } from './domain/protocol/commands.js';
@@ -34,7 +34,7 @@ import { ProgramService } from './domain/programs/program-service.js';
 import { errorInfo } from './domain/home/device-actions.js';
 import { stateOperations } from './domain/state/operations.js';
 import { StateAuthority } from './domain/state/state-authority.js';
-import type { Clock, Timers } from './platform/clock.js';
+import { every, type Clock, type Timers } from './platform/clock.js';
 import { OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
 import { openStorage, type Storage } from './storage/database.js';
@@ -116,15 +116,16 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const state = new StateAuthority(new KyselyStateRepository(storage.db), clock, events, log.child({ component: 'state' }), {
     maxEntriesPerDevice: config.telemetryMaxEntries,
     maxAgeMs: config.telemetryMaxAgeSeconds * 1000,
-  });
-  const drivers = new DriverManager(registry, state, events, clock, log.child({ component: 'drivers' }), config.actionTimeoutMs);
-  const ir = new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: log.child({ component: 'ir' }) });
+  }, timers);
+  const drivers = new DriverManager(registry, state, events, clock, log.child({ component: 'drivers' }), config.actionTimeoutMs, timers);
+  const ir = new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: log.child({ component: 'ir' }), timers });
   const devices = new DeviceService(registry, state, drivers, ir, events, clock);
   const localDrivers = new LocalDriverSupervisor({
     driversDir: config.driversDir,
     manager: drivers,
     settings: new KyselyDriverSettingsRepository(storage.db),
     clock,
+    timers,
     log: log.child({ component: 'local-drivers' }),
   });
 
@@ -224,13 +225,9 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   };
   for (const group of Object.values(ops)) operations.register(...Object.values(group));
 
-  const intervals: NodeJS.Timeout[] = [];
-  const every = (ms: number, fn: () => Promise<unknown> | void) => {
-    const t = setInterval(() => {
-      Promise.resolve(fn()).catch((err: unknown) => log.error({ err }, 'periodic task failed'));
-    }, ms);
-    t.unref();
-    intervals.push(t);
+  const periodic: Array<() => void> = [];
+  const repeat = (ms: number, fn: () => Promise<unknown> | void) => {
+    periodic.push(every(timers, ms, fn, (err: unknown) => log.error({ err }, 'periodic task failed')));
   };
 
   const hub: Hub = {
@@ -266,13 +263,13 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
         log.info({ username: config.adminUsername }, 'created admin account');
       }
       await auth.start();
-      every(TOKEN_PURGE_INTERVAL_MS, () => auth.purgeExpired());
+      repeat(TOKEN_PURGE_INTERVAL_MS, () => auth.purgeExpired());
       readiness.markReady('auth');
 
       await registry.load();
       await state.load();
       state.start();
-      every(TELEMETRY_PRUNE_INTERVAL_MS, () => state.telemetry.prune(clock.now()));
+      repeat(TELEMETRY_PRUNE_INTERVAL_MS, () => state.telemetry.prune(clock.now()));
       readiness.markReady('devices');
       log.info({ devices: registry.size }, 'devices loaded');
 
@@ -288,7 +285,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       log.info({ local: localDrivers.list().length, driversDir: config.driversDir }, 'local drivers started');
     },
     async stop() {
-      for (const t of intervals) clearInterval(t);
+      for (const stopTask of periodic) stopTask();
       unwatchScenes();
       await programs.stop();
       await localDrivers.stop();

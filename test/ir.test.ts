@@ -1,20 +1,8 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Value } from 'typebox/value';
-import {
-  IrCommandSchema,
-  IrCommandsSchema,
-  ItachClient,
-  describeItachError,
-  parseItachError,
-  sendirLine,
-  toCarrierCycles,
-  validateIrCommand,
-  validateIrCommands,
-  type IrCommand,
-  type ItachClientOptions,
-  type ItachTransmit,
-} from '../src/domain/ir/index.js';
+import { ItachClient, describeItachError, parseItachError, type ItachClientOptions, type ItachTransmit } from '../src/adapters/itach/itach-client.js';
+import { IrCommandSchema, IrCommandsSchema, sendirLine, toCarrierCycles, validateIrCommand, validateIrCommands, type IrCommand } from '../src/domain/ir/index.js';
 import { DomainError } from '../src/platform/errors.js';
 import { startItachEmulator, type ItachEmulator, type ItachEmulatorOptions } from './support/itach-emulator.js';
 

@@ -804,6 +804,8 @@ describe('scheduler', () => {
         return clock.setTimeout(fn, ms);
       },
       clearTimeout: (h) => clock.clearTimeout(h),
+      setInterval: (fn, ms) => clock.setInterval(fn, ms),
+      clearInterval: (h) => clock.clearInterval(h),
     };
     const fired: number[] = [];
     const scheduler = new ProgramScheduler({ clock, timers, store: new MemoryFireStore(), fire: (_id, at) => fired.push(at) });

@@ -3,7 +3,7 @@ import { DomainError, invalid, unprocessable } from '../../platform/errors.js';
 import type { DriverManager } from '../drivers/driver-manager.js';
 import type { DomainEventBus } from '../events.js';
 import { validateIrCommand, validateIrCommands, isValidExtenderIp, type IrCommand, type IrCommands } from '../ir/ir-command.js';
-import type { ItachClient } from '../ir/itach-client.js';
+import type { IrTransmitter } from '../ir/transmitter.js';
 import type { DeviceStateView, StateAuthority } from '../state/state-authority.js';
 import type { DeviceRegistry } from './device-registry.js';
 import { GENERIC_IR, type DeviceMetadata, type LogicalDevice } from './model.js';
@@ -66,7 +66,7 @@ export class DeviceService {
     readonly registry: DeviceRegistry,
     readonly state: StateAuthority,
     readonly drivers: DriverManager,
-    private readonly ir: ItachClient,
+    private readonly ir: IrTransmitter,
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
   ) {}

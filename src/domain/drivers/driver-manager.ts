@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
-import type { Clock } from '../../platform/clock.js';
+import { systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
 import { DomainError } from '../../platform/errors.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
 import type { LogicalDevice } from '../devices/model.js';
@@ -25,7 +25,7 @@ interface PendingAction {
   startedAt: number;
   resolve(result: unknown): void;
   reject(err: DomainError): void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
 }
 
 export interface DriverInfo {
@@ -61,6 +61,7 @@ export class DriverManager {
     private readonly clock: Clock,
     private readonly log: DriverManagerLogger,
     private readonly actionTimeoutMs: number,
+    private readonly timers: Timers = systemTimers,
   ) {}
 
   /** Validates a registration message; returns the problem in words, or undefined when valid. */
@@ -147,7 +148,7 @@ export class DriverManager {
     const timeoutMs = options.timeoutMs ?? link.actionTimeoutMs ?? this.actionTimeoutMs;
     const startedAt = this.clock.now();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.timers.setTimeout(() => {
         this.settle(actionId);
         reject(new DomainError('timeout', 'DRIVER_TIMEOUT', `The driver ${device.driverKey} did not answer ${command} within ${timeoutMs} ms.`, { deviceId: device.id, command, timeoutMs }));
       }, timeoutMs);
@@ -203,7 +204,7 @@ export class DriverManager {
   private settle(actionId: string): PendingAction | undefined {
     const action = this.pending.get(actionId);
     if (!action) return undefined;
-    clearTimeout(action.timer);
+    this.timers.clearTimeout(action.timer);
     this.pending.delete(actionId);
     return action;
   }

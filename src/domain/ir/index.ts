@@ -15,5 +15,4 @@ export {
   validateIrCommands,
 } from './ir-command.js';
 export type { IrCommand, IrCommands } from './ir-command.js';
-export { ITACH_ERROR_CODES, ItachClient, describeItachError, parseItachError } from './itach-client.js';
-export type { ItachClientOptions, ItachLog, ItachSendResult, ItachTransmit } from './itach-client.js';
+export type { IrTransmission, IrTransmitter } from './transmitter.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../platform/clock.js';
+import { systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
 import type { StateRepository, StoredState } from '../devices/model.js';
 import type { DomainEventBus } from '../events.js';
 import { TelemetryStore, type TelemetryLimits } from './telemetry.js';
@@ -36,7 +36,9 @@ export class StateAuthority {
   private connectivityChanges = 0;
   private changes = 0;
   private readonly dirty = new Set<string>();
-  private flushTimer: NodeJS.Timeout | undefined;
+  /** Armed while something is dirty, so an idle hub has no timer running. */
+  private flushTimer: TimerHandle | undefined;
+  private started = false;
   private flushing: Promise<void> | undefined;
   readonly telemetry: TelemetryStore;
 
@@ -46,6 +48,7 @@ export class StateAuthority {
     private readonly events: DomainEventBus,
     private readonly log: StateAuthorityLogger,
     telemetry: TelemetryLimits,
+    private readonly timers: Timers = systemTimers,
     private readonly flushIntervalMs = 250,
   ) {
     this.telemetry = new TelemetryStore(telemetry);
@@ -134,9 +137,10 @@ export class StateAuthority {
   }
 
 
+  /** From now on, a change is written at most `flushIntervalMs` later. */
   start(): void {
-    this.flushTimer = setInterval(() => void this.flush(), this.flushIntervalMs);
-    this.flushTimer.unref();
+    this.started = true;
+    this.scheduleFlush();
   }
 
   /** Writes every changed state; safe to call at any time, runs one write at a time. */
@@ -153,7 +157,7 @@ export class StateAuthority {
       () => undefined,
       (err: unknown) => {
         // Keep them dirty: the next flush tries again.
-        for (const s of batch) this.dirty.add(s.deviceId);
+        for (const s of batch) this.markDirty(s.deviceId);
         this.log.error({ err, devices: batch.length }, 'state flush failed');
       },
     );
@@ -165,11 +169,22 @@ export class StateAuthority {
   }
 
   async stop(): Promise<void> {
-    if (this.flushTimer) clearInterval(this.flushTimer);
+    this.started = false;
+    this.timers.clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     await this.flush();
   }
 
   private markDirty(deviceId: string): void {
     this.dirty.add(deviceId);
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (!this.started || this.flushTimer !== undefined || this.dirty.size === 0) return;
+    this.flushTimer = this.timers.setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.flush();
+    }, this.flushIntervalMs);
   }
 }

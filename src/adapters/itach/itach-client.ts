@@ -1,9 +1,12 @@
 import { connect, type Socket } from 'node:net';
+import { sendirLine, validateIrCommand, type IrCommand } from '../../domain/ir/ir-command.js';
+import type { IrTransmitter } from '../../domain/ir/transmitter.js';
+import { systemTimers, type TimerHandle, type Timers } from '../../platform/clock.js';
 import { DomainError } from '../../platform/errors.js';
-import { sendirLine, validateIrCommand, type IrCommand } from './ir-command.js';
 
 /**
- * Client of Global Caché iTach IR extenders (TCP API, port 4998).
+ * Client of Global Caché iTach IR extenders (TCP API, port 4998): the adapter behind the
+ * domain's `IrTransmitter` port, wired in the composition root (`src/hub.ts`).
  *
  * One TCP connection per extender host, opened lazily, kept while in use and closed after
  * `idleCloseMs` without traffic. Commands on a connection run one at a time (FIFO); a timeout or
@@ -37,6 +40,8 @@ export interface ItachClientOptions {
   log?: ItachLog;
   /** Called once per command after its `sendir` line has been written (a listener that throws is logged, not fatal). */
   onTransmit?: (info: ItachTransmit) => void;
+  /** Connect, reply and idle timers (default: Node's, unreferenced). */
+  timers?: Timers;
 }
 
 export interface ItachSendResult {
@@ -181,7 +186,7 @@ class Link {
     // A failed connect is reported through `ready`; never leave it unhandled.
     this.ready.catch(() => {});
 
-    const connectTimer = setTimeout(() => {
+    const connectTimer = s.timers.setTimeout(() => {
       readyReject(
         new DomainError('timeout', 'IR_EXTENDER_TIMEOUT', `IR extender ${host}:${s.port} did not accept a connection within ${s.connectTimeoutMs} ms`, {
           host,
@@ -194,7 +199,7 @@ class Link {
     socket.setEncoding('latin1');
     socket.setNoDelay(true);
     socket.on('connect', () => {
-      clearTimeout(connectTimer);
+      s.timers.clearTimeout(connectTimer);
       if (this.state !== 'connecting') return;
       this.state = 'open';
       socket.setKeepAlive(true, 30_000);
@@ -210,7 +215,7 @@ class Link {
       if (this.state === 'open') this.state = 'dead';
     });
     socket.on('close', () => {
-      clearTimeout(connectTimer);
+      s.timers.clearTimeout(connectTimer);
       const wasConnecting = this.state === 'connecting';
       this.state = 'dead';
       const err = this.lastError
@@ -250,7 +255,7 @@ class Link {
         reject(new LinkDropped(socketError({ name: 'Error', message: 'closed', code: 'EPIPE' }, this.host, this.s.port)));
         return;
       }
-      const timer = setTimeout(() => {
+      const timer = this.s.timers.setTimeout(() => {
         this.waiter = undefined;
         reject(
           new DomainError('timeout', 'IR_EXTENDER_TIMEOUT', `IR extender ${this.host} did not confirm the command within ${this.s.replyTimeoutMs} ms`, {
@@ -263,12 +268,12 @@ class Link {
       this.waiter = {
         line: (l) => {
           if (!isReply(l)) return;
-          clearTimeout(timer);
+          this.s.timers.clearTimeout(timer);
           this.waiter = undefined;
           resolve(l);
         },
         fail: (e) => {
-          clearTimeout(timer);
+          this.s.timers.clearTimeout(timer);
           this.waiter = undefined;
           reject(e.code === 'IR_EXTENDER_PROTOCOL_ERROR' ? e : new LinkDropped(e));
         },
@@ -322,7 +327,7 @@ class Channel {
   private readonly queue: Job[] = [];
   private busy = false;
   private closed = false;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private idleTimer: TimerHandle | undefined;
 
   constructor(
     private readonly host: string,
@@ -445,18 +450,17 @@ class Channel {
     this.disarmIdle();
     if (!this.link || this.closed) return;
     const link = this.link;
-    this.idleTimer = setTimeout(() => {
+    this.idleTimer = this.s.timers.setTimeout(() => {
       this.idleTimer = undefined;
       if (this.busy || this.link !== link) return;
       this.s.log.debug({ host: this.host }, 'iTach connection idle; closing');
       this.link = undefined;
       link.destroy();
     }, this.s.idleCloseMs);
-    this.idleTimer.unref();
   }
 
   private disarmIdle(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.s.timers.clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
   }
 
@@ -474,7 +478,7 @@ function closedError(): DomainError {
   return new DomainError('unavailable', 'IR_CLIENT_CLOSED', 'IR client is shut down');
 }
 
-export class ItachClient {
+export class ItachClient implements IrTransmitter {
   private readonly s: Settings;
   private readonly channels = new Map<string, Channel>();
   private nextId = 1;
@@ -490,6 +494,7 @@ export class ItachClient {
       connector: options.connector ?? DEFAULTS.connector,
       log: options.log ?? silentLog,
       onTransmit: options.onTransmit,
+      timers: options.timers ?? systemTimers,
     };
   }
 
