@@ -8,11 +8,11 @@
 import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceActions, resolveAction } from '../src/domain/graph/actions.js';
-import { deriveCapabilities, entityDomainsOf } from '../src/domain/graph/capabilities.js';
+import { DeviceActions, resolveAction } from '../src/domain/devices/actions.js';
+import { deriveCapabilities, entityDomainsOf } from '../src/domain/devices/capabilities.js';
 import { assignSlugs, slugify } from '../src/domain/graph/entities.js';
 import { GRAPH_HUB_COMMANDS, graphOperations, type GraphOperations } from '../src/domain/graph/operations.js';
-import { SceneCatalog } from '../src/domain/graph/scenes.js';
+import { SceneCatalog } from '../src/domain/scenes/catalog.js';
 import { DomainError } from '../src/platform/errors.js';
 import type { Operation, OperationContext } from '../src/platform/operations.js';
 import { startServer, type TestServer } from './support/server.js';

@@ -1,10 +1,9 @@
 import { DomainError, invalid, notFound, unprocessable } from '../../platform/errors.js';
-import { errorInfo } from '../home/device-actions.js';
-import type { DeviceActionResult } from '../home/ports.js';
-import { isOn, resolveAction, type ActionName, type DeviceActions } from './actions.js';
-import { CAPABILITY_MODEL, type CapabilitySource } from './capabilities.js';
-import type { AbstractAction, CapabilityName, GraphDevice, HomeGraph } from './model.js';
-import type { SceneCatalog } from './scenes.js';
+import { isOn, resolveAction, type AbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
+import { CAPABILITY_MODEL, type CapabilityName, type CapabilitySource } from '../devices/capabilities.js';
+import { errorInfo, type DeviceActionResult } from '../devices/command-results.js';
+import type { SceneCatalog } from '../scenes/catalog.js';
+import type { GraphDevice, HomeGraph } from './model.js';
 
 /**
  * Entities: a Home Assistant style flat view of the graph. One entity per (device, entity

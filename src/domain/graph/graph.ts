@@ -3,10 +3,10 @@ import type { MacroService } from '../home/macros.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ZoneService } from '../home/zones.js';
 import type { Program } from '../programs/model.js';
-import { deriveCapabilities, entityDomainsOf } from './capabilities.js';
+import { deriveCapabilities, entityDomainsOf } from '../devices/capabilities.js';
 import { assignSlugs } from './entities.js';
 import type { GraphDevice, GraphSpace, HomeGraph } from './model.js';
-import { byCreation, type SceneEntry } from './scenes.js';
+import { byCreation, type SceneEntry } from '../scenes/catalog.js';
 
 export interface HomeGraphDeps {
   devices: DeviceService;

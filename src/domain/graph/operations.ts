@@ -10,12 +10,12 @@ import type { SpaceService } from '../home/spaces.js';
 import type { ZoneService } from '../home/zones.js';
 import type { Program } from '../programs/model.js';
 import { referencesOf } from '../programs/references.js';
-import { ACTION_NAMES, ACTIONS, supportedActions, toAbstractAction, type ActionName, type DeviceActions } from './actions.js';
-import { CAPABILITY_MODEL, CAPABILITY_NAMES, classifyCommand } from './capabilities.js';
+import { ACTION_NAMES, ACTIONS, supportedActions, toAbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
+import { CAPABILITY_MODEL, CAPABILITY_NAMES, classifyCommand, type CapabilityName } from '../devices/capabilities.js';
 import { EntityService, listEntities, listEntityDomains } from './entities.js';
 import { buildHomeGraph } from './graph.js';
-import type { CapabilityName, HomeGraph } from './model.js';
-import type { SceneCatalog } from './scenes.js';
+import type { HomeGraph } from './model.js';
+import type { SceneCatalog } from '../scenes/catalog.js';
 
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 const NullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});

@@ -3,9 +3,9 @@ import { conflict, notFound } from '../../platform/errors.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from './collection.js';
-import { tryCommand } from './device-actions.js';
+import { tryCommand, type DeviceActionResult } from '../devices/command-results.js';
 import type { ActionMap, Macro, MacroStep } from './model.js';
-import type { DeviceActionResult, ProgramPort } from './ports.js';
+import type { ProgramPort } from './ports.js';
 
 export interface MacroRunResult {
   macroId: string;

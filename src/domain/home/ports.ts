@@ -11,12 +11,3 @@ export interface ProgramPort {
   /** Programs whose steps set the zone's volume. */
   programsUsingZone(zoneId: string): Program[];
 }
-
-/** Result of one device action inside a multi-device operation: failures are entries, not throws. */
-export interface DeviceActionResult {
-  deviceId: string;
-  ok: boolean;
-  command?: string;
-  result?: unknown;
-  error?: { code: string; message: string };
-}

@@ -3,9 +3,8 @@ import { notFound, unprocessable } from '../../platform/errors.js';
 import type { DeviceService, DeviceView } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from './collection.js';
-import { offeredCommand, tryCommand } from './device-actions.js';
+import { offeredCommand, tryCommand, type DeviceActionResult } from '../devices/command-results.js';
 import type { RemoteSource, Space } from './model.js';
-import type { DeviceActionResult } from './ports.js';
 
 const POWER_ON = ['power_on', 'turn_on', 'on'];
 const SELECT_INPUT = ['select_input', 'set_input', 'input'];

@@ -4,9 +4,9 @@ import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { ProgramRun } from '../programs/model.js';
 import type { DocumentCollection } from './collection.js';
-import { errorInfo, offeredCommand } from './device-actions.js';
+import { errorInfo, offeredCommand, type DeviceActionResult } from '../devices/command-results.js';
 import type { Zone, ZoneGroup } from './model.js';
-import type { DeviceActionResult, ProgramPort } from './ports.js';
+import type { ProgramPort } from './ports.js';
 
 const VOLUME_SET = ['volume_set', 'set_volume'];
 const MAX_STEP_PRESSES = 20;

@@ -4,7 +4,9 @@
  * deterministic: templates from `resources/intents/<lang>.yaml`, names from the graph, no model.
  */
 import { fileURLToPath } from 'node:url';
-import type { AbstractAction, CapabilityName, GraphDevice, HomeGraph } from '../graph/model.js';
+import type { AbstractAction } from '../devices/actions.js';
+import type { CapabilityName } from '../devices/capabilities.js';
+import type { GraphDevice, HomeGraph } from '../graph/model.js';
 import { EntityIndex, matchSentence, SOURCE_KIND, type EntityEntry, type RawMatch, type TargetKind } from './matcher.js';
 import { loadLanguage, type CompiledLanguage } from './templates.js';
 

@@ -6,7 +6,8 @@
  * The matcher is a small backtracking walk over the template tree (continuation passing): every
  * complete reading is reported, and the engine ranks them.
  */
-import type { CapabilityName, HomeGraph } from '../graph/model.js';
+import type { CapabilityName } from '../devices/capabilities.js';
+import type { HomeGraph } from '../graph/model.js';
 import type { CompiledLanguage, CompiledTemplate, EntitySource, ListDef, Normalizer, TemplateNode } from './templates.js';
 
 export type TargetKind = 'device' | 'space' | 'zone' | 'program' | 'scene' | 'macro';

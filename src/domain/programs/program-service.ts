@@ -4,9 +4,9 @@ import { DomainError, conflict, notFound, unprocessable } from '../../platform/e
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from '../home/collection.js';
-import { errorInfo, offeredCommand, tryCommand } from '../home/device-actions.js';
+import { errorInfo, offeredCommand, tryCommand, type DeviceActionResult } from '../devices/command-results.js';
 import type { MacroService } from '../home/macros.js';
-import type { DeviceActionResult, ProgramPort } from '../home/ports.js';
+import type { ProgramPort } from '../home/ports.js';
 import type { ZoneService } from '../home/zones.js';
 import { ProgramExecutor } from './executor.js';
 import type { ConcurrencyPolicy, Program, ProgramRun, Step, StepEnvironment, Timer } from './model.js';

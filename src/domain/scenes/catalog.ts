@@ -3,10 +3,15 @@ import { notFound } from '../../platform/errors.js';
 import { CAPABILITY_COMMANDS, hasCapability, type DeviceService } from '../devices/device-service.js';
 import { GENERIC_IR, type LogicalDevice } from '../devices/model.js';
 import type { DomainEventBus } from '../events.js';
-import { errorInfo } from '../home/device-actions.js';
-import type { HomeGraph } from './model.js';
+import { errorInfo } from '../devices/command-results.js';
 
-export type SceneEntry = HomeGraph['scenes'][number];
+/** A scene a device exposes; `id` is `<deviceId>:<sceneId>`. */
+export interface SceneEntry {
+  id: string;
+  deviceId: string;
+  sceneId: string;
+  name: string;
+}
 
 export interface SceneRefreshResult {
   deviceId: string;

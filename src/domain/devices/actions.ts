@@ -1,21 +1,33 @@
-import type { DeviceService } from '../devices/device-service.js';
-import type { DeviceCommandSpec } from '../devices/model.js';
-import { errorInfo } from '../home/device-actions.js';
-import type { DeviceActionResult } from '../home/ports.js';
 import {
   COMMAND_SYNONYMS,
   deriveCapabilities,
   isIrDevice,
   normalizeCommandName,
+  type CapabilityName,
   type CapabilitySource,
   type CommandMeaning,
 } from './capabilities.js';
-import type { AbstractAction, CapabilityName } from './model.js';
+import { errorInfo, type DeviceActionResult } from './command-results.js';
+import type { DeviceService } from './device-service.js';
+import type { DeviceCommandSpec } from './model.js';
 
 /**
  * Abstract actions ("turn on", "set the volume to 30") resolved to the command a device actually
  * offers, and performed through the device service with failures reported as result entries.
  */
+
+/** Abstract actions that intents and entity actions ask for; resolved to a device's own command. */
+export type AbstractAction =
+  | { action: 'turn_on' }
+  | { action: 'turn_off' }
+  | { action: 'toggle' }
+  | { action: 'set_brightness'; value: number }
+  | { action: 'set_volume'; value: number }
+  | { action: 'volume_up' | 'volume_down'; value?: number }
+  | { action: 'set_temperature'; value: number }
+  | { action: 'open' | 'close' }
+  | { action: 'set_position'; value: number }
+  | { action: 'play' | 'pause' | 'stop' | 'next' | 'previous' };
 
 export type ActionName = AbstractAction['action'];
 

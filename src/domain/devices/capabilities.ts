@@ -1,11 +1,39 @@
-import { GENERIC_IR, type DeviceCommandSpec } from '../devices/model.js';
-import type { CapabilityName } from './model.js';
+import { GENERIC_IR, type DeviceCommandSpec } from './model.js';
 
 /**
  * The capability model: what each capability means, the commands and state keys that carry it,
  * and the Home Assistant style entity domain it shows up as; plus the derivation of a device's
  * capabilities from what its driver declared, the commands it offers, its category and its state.
  */
+
+/**
+ * Capability names: what a device can do, whatever its driver calls the commands.
+ * - `power`: on/off (turn_on/turn_off, power_on/power_off, toggle); state `on` (boolean) or `power` ("on"/"off")
+ * - `brightness`: set_brightness {brightness 0–100}; state `brightness`
+ * - `volume`: volume_set {volume 0–100} and/or volume_up/volume_down, mute; state `volume`, `muted`
+ * - `temperature`: set_target_temperature {temperature}; state `current_temperature`, `target_temperature`
+ * - `climate_mode`: set_mode {mode}; state `mode`
+ * - `media`: play/pause/stop/next/previous; state `playback`
+ * - `cover`: open/close/set_position {position 0–100}; state `position`
+ * - `input`: select_input {input}; state `input`
+ * - `apps`, `equalizer`, `scenes`: the capability routes' driver commands
+ * - `ir`: GENERIC_IR keys
+ * - `sensor`: reports readings (state keys) without commands
+ */
+export type CapabilityName =
+  | 'power'
+  | 'brightness'
+  | 'volume'
+  | 'temperature'
+  | 'climate_mode'
+  | 'media'
+  | 'cover'
+  | 'input'
+  | 'apps'
+  | 'equalizer'
+  | 'scenes'
+  | 'ir'
+  | 'sensor';
 
 export interface CapabilityCommand {
   name: string;
