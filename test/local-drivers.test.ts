@@ -226,6 +226,46 @@ describe('local driver manifests', () => {
     expect(errors.find((e) => e.file === 'ext/x.driver.json')).toMatchObject({ driverKey: 'ext', driverType: 'javascript' });
   });
 
+  it('reads properties, commands and params given as lists, or keyed without a type, and names the list entry it cannot read', async () => {
+    const root = tempDir('hcs-manifests-');
+    const withLists = (dir: string, extra: Record<string, unknown>) => {
+      write(root, `${dir}/main.py`, '');
+      write(root, `${dir}/x.driver.json`, { driverKey: dir, ...base, ...extra });
+    };
+    withLists('lists', {
+      properties: ['host', { name: 'port', type: 'integer', default: 80 }, { name: '__proto__', title: 'Odd but allowed' }],
+      commands: ['reboot', { name: 'scenes.run', label: 'Run a scene', params: ['sceneId', { name: 'fade', type: 'number', default: 0 }] }],
+      envMap: { host: 'LIST_HOST' },
+    });
+    withLists('keyed', { properties: { host: { title: 'Host' } }, commands: { reboot: { label: 'Reboot', params: { delay: { default: 'now' } } } } });
+    withLists('no-name', { commands: ['reboot', { title: 'Nameless' }] });
+    withLists('dup', { properties: ['host', { name: 'host', type: 'integer' }] });
+    withLists('bad-param', { commands: [{ name: 'go', params: [{ name: 'speed', type: 'fast' }] }] });
+    withLists('both-titles', { commands: [{ name: 'go', title: 'Go', label: 'Go!' }] });
+    withLists('not-a-list', { commands: 'reboot' });
+
+    const { manifests, errors } = await loadManifests(root);
+    const lists = manifests.find((m) => m.driverKey === 'lists')!;
+    expect(lists.properties).toEqual({ host: { type: 'string' }, port: { type: 'integer', default: 80 }, ['__proto__']: { type: 'string', title: 'Odd but allowed' } });
+    expect(Object.getPrototypeOf(lists.properties)).toBe(Object.prototype);
+    expect(lists.commands).toEqual({
+      reboot: {},
+      'scenes.run': { title: 'Run a scene', params: { sceneId: { type: 'string' }, fade: { type: 'number', default: 0 } } },
+    });
+    expect(manifests.find((m) => m.driverKey === 'keyed')).toMatchObject({
+      properties: { host: { type: 'string', title: 'Host' } },
+      commands: { reboot: { title: 'Reboot', params: { delay: { type: 'string', default: 'now' } } } },
+    });
+
+    const byFile = Object.fromEntries(errors.map((e) => [e.file, e.error]));
+    expect(Object.keys(byFile).sort()).toEqual(['bad-param/x.driver.json', 'both-titles/x.driver.json', 'dup/x.driver.json', 'no-name/x.driver.json', 'not-a-list/x.driver.json']);
+    expect(byFile['no-name/x.driver.json']).toBe('invalid manifest: /commands/1 must be a command name or an object with a "name" string');
+    expect(byFile['dup/x.driver.json']).toBe('invalid manifest: /properties/1/name "host" is declared twice in /properties');
+    expect(byFile['bad-param/x.driver.json']).toMatch(/\/commands\/go\/params\/speed\/type must be one of string, number, integer, boolean/);
+    expect(byFile['both-titles/x.driver.json']).toMatch(/\/commands\/go\/label is not allowed/);
+    expect(byFile['not-a-list/x.driver.json']).toBe('invalid manifest: /commands must be an object keyed by command name, or a list');
+  });
+
   it('treats a missing folder as empty', async () => {
     expect(await loadManifests(path.join(os.tmpdir(), 'hcs-no-such-folder-' + process.pid))).toEqual({ manifests: [], errors: [] });
   });
