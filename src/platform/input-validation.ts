@@ -22,7 +22,8 @@ export interface CallInput {
 }
 
 const common: Options = { allErrors: false, useDefaults: true, strict: false };
-const textAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array', removeAdditional: 'all' }));
+// Defaults are the whole input's business: a text part must not fill in a field another part carries.
+const textAjv = addFormats(new Ajv({ ...common, useDefaults: false, coerceTypes: 'array', removeAdditional: 'all' }));
 const jsonAjv = addFormats(new Ajv({ ...common, coerceTypes: false, removeAdditional: false }));
 
 interface Compiled {

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { invalid } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { IrCommandsSchema } from '../ir/ir-command.js';
 import { CAPABILITY_COMMANDS, type DeviceService, type DeviceView } from './device-service.js';
@@ -102,7 +103,7 @@ export function deviceOperations(devices: DeviceService) {
     }),
     getEqualizer: defineOperation({
       name: 'devices.equalizer.get',
-      summary: `Equalizer and sound-mode summary (driver command ${CAPABILITY_COMMANDS.equalizer.get}), with the device's equalizer commands and state.`,
+      summary: `Equalizer and sound-mode summary (driver command ${CAPABILITY_COMMANDS.equalizer.get}, when the device has an equalizer), with the device's equalizer and sound-mode commands and state.`,
       access: OS_ADMIN,
       input: Type.Object({ id: IdParam }),
       output: Type.Object({
@@ -112,9 +113,9 @@ export function deviceOperations(devices: DeviceService) {
         equalizer: Type.Unknown({ description: 'The driver\'s answer to equalizer.get.' }),
       }),
       async handler({ id }) {
-        const equalizer = await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.get);
-        const device = devices.registry.get(id);
-        const commands = device.commands.map((c) => c.name).filter((n) => /^(equalizer|sound_?mode|bass|treble|balance|loudness)/i.test(n));
+        const commands = devices.equalizerCommands(id);
+        // A device with sound-mode commands but no equalizer.get still has a summary to show.
+        const equalizer = commands.length > 0 && !devices.hasCapability(id, 'equalizer') ? null : await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.get);
         const state = Object.fromEntries(
           Object.entries(devices.state.get(id).state).filter(([k]) => /^(equalizer|eq|sound_?mode|bass|treble|balance|loudness)/i.test(k)),
         );
@@ -123,18 +124,27 @@ export function deviceOperations(devices: DeviceService) {
     }),
     setEqualizer: defineOperation({
       name: 'devices.equalizer.set',
-      summary: `Set equalizer bands or the sound mode (driver command ${CAPABILITY_COMMANDS.equalizer.set}; the body becomes its params).`,
+      summary: 'Set equalizer bands or the sound mode, or dispatch one of the equalizer or sound-mode commands GET lists.',
+      description: `Either \`{command, params?}\` naming one of the device's equalizer or sound-mode commands (422 COMMAND_NOT_SUPPORTED, listing them, for any other), or any of \`bands\`, \`soundMode\` and \`preset\`, which become the params of the driver command ${CAPABILITY_COMMANDS.equalizer.set} (422 CAPABILITY_NOT_SUPPORTED for a device without an equalizer). 400 EQUALIZER_FORMS_MIXED when both forms are given.`,
       access: OS_ADMIN,
       input: Type.Object({
         id: IdParam,
+        command: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'An equalizer or sound-mode command of the device, as GET lists them.' })),
+        params: Type.Optional(JsonObject),
         bands: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'Band name → level, e.g. {"bass": 3, "treble": -1}.' })),
         soundMode: Type.Optional(Type.String({ maxLength: 100, description: 'Sound mode, e.g. "movie".' })),
         preset: Type.Optional(Type.String({ maxLength: 100 })),
       }),
       output: CommandResultSchema,
-      async handler({ id, ...params }) {
-        const result = await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.set, params);
-        return okResult(result);
+      async handler({ id, command, params, ...settings }) {
+        const hasSettings = Object.values(settings).some((v) => v !== undefined);
+        if ((command !== undefined && hasSettings) || (params !== undefined && command === undefined)) {
+          throw invalid('EQUALIZER_FORMS_MIXED', 'Send either {command, params?} or bands, soundMode and preset, not both.', {
+            fields: ['command', 'params', 'bands', 'soundMode', 'preset'],
+          });
+        }
+        if (command !== undefined) return okResult(await devices.equalizerCommand(id, command, params ?? {}));
+        return okResult(await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.set, settings));
       },
     }),
     scenes: defineOperation({
