@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from './config.js';
+import { VERSION } from './version.js';
 import { createHub, type Hub } from './hub.js';
 import { systemClock, systemTimers, type Clock, type Timers } from './platform/clock.js';
 import { createDriverSocketSurface, type DriverSocketSurface } from './surfaces/driver-ws/index.js';
@@ -29,9 +29,7 @@ export interface App {
   stop(): Promise<void>;
 }
 
-export const VERSION: string = (
-  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export { VERSION };
 
 const SECRET_KEYS = new Set(['password', 'token', 'accesstoken', 'authorization', 'cookie', 'apikey', 'secret']);
 

@@ -33,6 +33,8 @@ import { protocolOperations } from './domain/protocol/commands.js';
 import { ProgramService } from './domain/programs/program-service.js';
 import { errorInfo } from './domain/devices/command-results.js';
 import { stateOperations } from './domain/state/operations.js';
+import { systemOperations } from './domain/system/operations.js';
+import { VERSION } from './version.js';
 import { StateAuthority } from './domain/state/state-authority.js';
 import { every, type Clock, type Timers } from './platform/clock.js';
 import { OperationRegistry } from './platform/operations.js';
@@ -81,6 +83,7 @@ export interface Hub {
     protocol: ReturnType<typeof protocolOperations>;
     graph: ReturnType<typeof graphOperations>;
     intents: ReturnType<typeof intentOperations>;
+    system: ReturnType<typeof systemOperations>;
   };
   scenes: SceneCatalog;
   intents: IntentEngine;
@@ -213,7 +216,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       return { ok: results.every((r) => r.ok), results: results.map((r) => ({ deviceId: r.deviceId, ok: r.ok })) };
     },
   });
-  const operations = new OperationRegistry();
+  const operations = new OperationRegistry(auth, log.child({ component: 'operations' }));
   const countDevices = (driverKey: string) => registry.list().filter((d) => d.driverKey === driverKey).length;
   const ops = {
     ...coreOps,
@@ -222,6 +225,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     protocol: protocolOperations(operations),
     graph: graphOperations({ ...graphDeps, actions: deviceActions, drivers, localDrivers, readiness }),
     intents: intentOperations(intents),
+    system: systemOperations({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => hub.appliedMigrations }),
   };
   for (const group of Object.values(ops)) operations.register(...Object.values(group));
 

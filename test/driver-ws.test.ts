@@ -293,6 +293,37 @@ describe('capability routes', () => {
     }
   });
 
+  it('dispatches an equalizer or sound-mode command by name, and only those', async () => {
+    server = await startServer();
+    const token = await server.login();
+    const driver = await connectDriver(server, 'acme.soundbar');
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'bar', name: 'Soundbar', commands: [{ name: 'sound_mode_set' }, { name: 'bass_set' }, { name: 'power_on' }] } });
+    const actions: Array<{ command: unknown; params: unknown }> = [];
+    driver.serveActions((a) => {
+      actions.push({ command: a.command, params: a.params });
+      return { done: a.command };
+    });
+    const bar = await eventually(() => findDevice(server, token, 'bar'));
+    const base = `/v1/os/devices/${bar.id}/equalizer`;
+    const summary = (await (await server.request('GET', base, { token })).json()) as { commands: string[] };
+    expect(summary.commands).toEqual(['sound_mode_set', 'bass_set']);
+
+    const ok = await server.request('POST', base, { token, body: { command: 'sound_mode_set', params: { mode: 'movie' } } });
+    expect(await ok.json()).toEqual({ ok: true, result: { done: 'sound_mode_set' } });
+    expect(actions).toEqual([{ command: 'sound_mode_set', params: { mode: 'movie' } }]);
+
+    const other = await server.request('POST', base, { token, body: { command: 'power_on' } });
+    expect(other.status).toBe(422);
+    expect(((await other.json()) as { error: { code: string; details: { supported: string[] } } }).error).toMatchObject({
+      code: 'COMMAND_NOT_SUPPORTED',
+      details: { supported: ['sound_mode_set', 'bass_set'] },
+    });
+    const mixed = await server.request('POST', base, { token, body: { command: 'bass_set', bands: { bass: 1 } } });
+    expect(mixed.status).toBe(400);
+    expect(((await mixed.json()) as { error: { code: string } }).error.code).toBe('EQUALIZER_FORMS_MIXED');
+    expect(actions).toHaveLength(1);
+  });
+
   it('updates tags, primary room and remote-source metadata', async () => {
     server = await startServer();
     const token = await server.login();

@@ -24,7 +24,18 @@ function driversWith(...names: string[]): string {
 }
 
 type Device = { id: string; driverKey: string; driverDeviceId: string; online: boolean };
-type LocalInfo = { driverKey: string; status: string; pid?: number; restarts: number; error?: string };
+type LocalInfo = {
+  driverKey: string;
+  file: string;
+  status: string;
+  pid?: number;
+  restarts: number;
+  error?: string;
+  lastExit?: { code: number | null };
+  lastPongAt?: number;
+  properties: Record<string, unknown>;
+  commands: Record<string, unknown>;
+};
 
 describe('local drivers through the OS API', () => {
   it('lists manifests with their status, commands a local device, and restarts a driver when its settings change', async () => {
@@ -73,5 +84,82 @@ describe('local drivers through the OS API', () => {
     }, 10_000, 'setting reached the process');
 
     expect((await server.request('POST', '/v1/os/drivers/nope/restart', { token })).status).toBe(404);
+  });
+
+  it('runs a Lua driver written as a plain io.read loop: REST commands reach it, its state comes back, and it is restarted after a crash', async () => {
+    driversDir = driversWith('lua-plain');
+    server = await startServer({ env: { DRIVERS_DIR: driversDir } });
+    const token = await server.login();
+    const local = async () => ((await (await server.request('GET', '/v1/os/drivers', { token })).json()) as { local: LocalInfo[] }).local.find((d) => d.driverKey === 'lua-plain')!;
+    const fan = await eventually(async () => {
+      const { devices } = (await (await server.request('GET', '/v1/os/devices', { token })).json()) as { devices: Device[] };
+      return devices.find((d) => d.driverKey === 'lua-plain' && d.driverDeviceId === 'p1' && d.online);
+    }, 10_000, 'plain Lua fan discovered');
+    const command = (cmd: string, params: Record<string, unknown> = {}) => server.request('POST', `/v1/os/devices/${fan.id}/command`, { token, body: { command: cmd, params } });
+    const speed = async () => ((await (await server.request('GET', `/v1/os/devices/${fan.id}`, { token })).json()) as { state: { state: { speed?: number } } }).state.state.speed;
+
+    const set = await command('set_speed', { level: 3 });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toEqual({ ok: true, result: { via: 'COMMAND_EXECUTE', command: 'set_speed', deviceId: 'p1', params: { level: 3 }, speed: 3 } });
+    await eventually(async () => (await speed()) === 3, 10_000, 'speed in the device state');
+    expect(await (await command('spin')).json()).toMatchObject({ ok: true, result: { via: 'ACTION', command: 'spin' } });
+    // The Lua program answers the hub's PINGs itself.
+    await eventually(async () => (await local()).lastPongAt !== undefined, 10_000, 'a PONG');
+    const before = await local();
+    expect(before).toMatchObject({ status: 'running', restarts: 0 });
+
+    // An error in the loop ends the program (exit code 1): the pending command fails at once,
+    // and the supervisor starts it again like any other driver.
+    const crashed = await command('crash');
+    expect(crashed.status).toBe(502);
+    expect(((await crashed.json()) as { error: { code: string } }).error.code).toBe('DRIVER_DISCONNECTED');
+    const after = await eventually(async () => {
+      const now = await local();
+      return now.status === 'running' && now.restarts >= 1 ? now : undefined;
+    }, 10_000, 'the Lua driver restarted');
+    expect(after.pid).not.toBe(before.pid);
+    expect(after.lastExit).toMatchObject({ code: 1 });
+    await eventually(async () => {
+      const detail = (await (await server.request('GET', `/v1/os/devices/${fan.id}`, { token })).json()) as { online: boolean };
+      return detail.online;
+    }, 10_000, 'the fan online again');
+    expect(await (await command('set_speed', { level: 1 })).json()).toMatchObject({ ok: true, result: { speed: 1 } });
+  });
+
+  it('lists manifests written with lists in the keyed form, and an invalid one with its file and the field at fault, without stopping the others', async () => {
+    driversDir = driversWith('lua-plain', 'js-lamp');
+    fs.mkdirSync(path.join(driversDir, 'nameless'));
+    fs.writeFileSync(path.join(driversDir, 'nameless', 'main.py'), '');
+    fs.writeFileSync(
+      path.join(driversDir, 'nameless', 'nameless.driver.json'),
+      JSON.stringify({ driverKey: 'nameless', driverFile: 'main.py', driverType: 'python', commands: ['reboot', { title: 'No name' }] }),
+    );
+    server = await startServer({ env: { DRIVERS_DIR: driversDir } });
+    const token = await server.login();
+
+    const list = await eventually(async () => {
+      const { local } = (await (await server.request('GET', '/v1/os/drivers', { token })).json()) as { local: LocalInfo[] };
+      return local.every((d) => d.status === 'running' || d.status === 'invalid') ? local : undefined;
+    }, 10_000, 'every valid driver running');
+    expect(list.map((d) => [d.driverKey, d.status])).toEqual([
+      ['broken', 'invalid'],
+      ['js-lamp', 'running'],
+      ['lua-plain', 'running'],
+      ['nameless', 'invalid'],
+    ]);
+    expect(list.find((d) => d.driverKey === 'nameless')).toMatchObject({
+      file: 'nameless/nameless.driver.json',
+      error: 'invalid manifest: /commands/1 must be a command name or an object with a "name" string',
+    });
+    expect(list.find((d) => d.driverKey === 'broken')).toMatchObject({ file: 'broken/broken.driver.json', error: expect.stringMatching(/^driverFile "\.\.\/escape\.js"/) });
+    expect(list.find((d) => d.driverKey === 'lua-plain')).toMatchObject({
+      properties: { label: { type: 'string', title: 'Label', default: 'Plain fan' } },
+      commands: { boost: {}, set_speed: { title: 'Set speed', params: { level: { type: 'integer', minimum: 0, maximum: 5 } } } },
+    });
+    // The invalid manifest answers 409 on its own routes; the others work.
+    const settings = await server.request('GET', '/v1/os/drivers/nameless/settings', { token });
+    expect(settings.status).toBe(409);
+    expect(((await settings.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'DRIVER_MANIFEST_INVALID', message: expect.stringContaining('/commands/1') });
+    expect((await server.request('GET', '/v1/os/drivers/lua-plain/settings', { token })).status).toBe(200);
   });
 });

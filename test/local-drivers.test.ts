@@ -226,6 +226,46 @@ describe('local driver manifests', () => {
     expect(errors.find((e) => e.file === 'ext/x.driver.json')).toMatchObject({ driverKey: 'ext', driverType: 'javascript' });
   });
 
+  it('reads properties, commands and params given as lists, or keyed without a type, and names the list entry it cannot read', async () => {
+    const root = tempDir('hcs-manifests-');
+    const withLists = (dir: string, extra: Record<string, unknown>) => {
+      write(root, `${dir}/main.py`, '');
+      write(root, `${dir}/x.driver.json`, { driverKey: dir, ...base, ...extra });
+    };
+    withLists('lists', {
+      properties: ['host', { name: 'port', type: 'integer', default: 80 }, { name: '__proto__', title: 'Odd but allowed' }],
+      commands: ['reboot', { name: 'scenes.run', label: 'Run a scene', params: ['sceneId', { name: 'fade', type: 'number', default: 0 }] }],
+      envMap: { host: 'LIST_HOST' },
+    });
+    withLists('keyed', { properties: { host: { title: 'Host' } }, commands: { reboot: { label: 'Reboot', params: { delay: { default: 'now' } } } } });
+    withLists('no-name', { commands: ['reboot', { title: 'Nameless' }] });
+    withLists('dup', { properties: ['host', { name: 'host', type: 'integer' }] });
+    withLists('bad-param', { commands: [{ name: 'go', params: [{ name: 'speed', type: 'fast' }] }] });
+    withLists('both-titles', { commands: [{ name: 'go', title: 'Go', label: 'Go!' }] });
+    withLists('not-a-list', { commands: 'reboot' });
+
+    const { manifests, errors } = await loadManifests(root);
+    const lists = manifests.find((m) => m.driverKey === 'lists')!;
+    expect(lists.properties).toEqual({ host: { type: 'string' }, port: { type: 'integer', default: 80 }, ['__proto__']: { type: 'string', title: 'Odd but allowed' } });
+    expect(Object.getPrototypeOf(lists.properties)).toBe(Object.prototype);
+    expect(lists.commands).toEqual({
+      reboot: {},
+      'scenes.run': { title: 'Run a scene', params: { sceneId: { type: 'string' }, fade: { type: 'number', default: 0 } } },
+    });
+    expect(manifests.find((m) => m.driverKey === 'keyed')).toMatchObject({
+      properties: { host: { type: 'string', title: 'Host' } },
+      commands: { reboot: { title: 'Reboot', params: { delay: { type: 'string', default: 'now' } } } },
+    });
+
+    const byFile = Object.fromEntries(errors.map((e) => [e.file, e.error]));
+    expect(Object.keys(byFile).sort()).toEqual(['bad-param/x.driver.json', 'both-titles/x.driver.json', 'dup/x.driver.json', 'no-name/x.driver.json', 'not-a-list/x.driver.json']);
+    expect(byFile['no-name/x.driver.json']).toBe('invalid manifest: /commands/1 must be a command name or an object with a "name" string');
+    expect(byFile['dup/x.driver.json']).toBe('invalid manifest: /properties/1/name "host" is declared twice in /properties');
+    expect(byFile['bad-param/x.driver.json']).toMatch(/\/commands\/go\/params\/speed\/type must be one of string, number, integer, boolean/);
+    expect(byFile['both-titles/x.driver.json']).toMatch(/\/commands\/go\/label is not allowed/);
+    expect(byFile['not-a-list/x.driver.json']).toBe('invalid manifest: /commands must be an object keyed by command name, or a list');
+  });
+
   it('treats a missing folder as empty', async () => {
     expect(await loadManifests(path.join(os.tmpdir(), 'hcs-no-such-folder-' + process.pid))).toEqual({ manifests: [], errors: [] });
   });
@@ -271,33 +311,89 @@ describe('ProcessLink', () => {
   });
 });
 
-describe('the Lua host', () => {
-  it('bridges JSON lines to Lua tables and back, survives handler errors, and exits when stdin ends', async () => {
-    const child = spawn(process.execPath, [LUA_HOST_PATH, path.join(FIXTURES, 'lua-echo/echo.lua')], {
-      cwd: path.join(FIXTURES, 'lua-echo'),
-      env: { PATH: process.env.PATH ?? '', ECHO_VAR: 'from-env', HCS_DRIVER_KEY: 'lua-echo' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const lines = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+/** The Lua host on one script, as the supervisor starts it, with its output collected. */
+function startLuaHost(script: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [LUA_HOST_PATH, script], {
+    cwd: path.dirname(script),
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (c: Buffer) => (out.stdout += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (out.stderr += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    out,
+    exited,
+    send: (message: unknown) => child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
+    lines: () => out.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
 
+describe('the Lua host', () => {
+  it('plain mode: an ordinary Lua program reads stdin with io.read and answers on stdout, one message at a time', async () => {
+    const host = startLuaHost(path.join(FIXTURES, 'lua-plain/plain.lua'), { PLAIN_LABEL: 'from-env' });
+    await waitFor('discovery', () => host.lines().length >= 1);
+    expect(host.lines()[0]).toEqual({
+      type: 'DEVICE_DISCOVERED',
+      device: { id: 'p1', name: 'Plain fan', commands: ['set_speed', 'boost', 'spin', 'crash'], state: { speed: 0, label: 'from-env' } },
+    });
+
+    // Each answer arrives while stdin is still open: the loop is not waiting for the end of input.
+    host.send({ type: 'DRIVER_STATUS', status: 'registered' });
+    host.send({ type: 'PING', id: 'p1' });
+    await waitFor('PONG written with print', () => host.lines().length >= 2);
+    expect(host.lines()[1]).toEqual({ type: 'PONG', id: 'p1' });
+    host.send('this is not json');
+    host.send({ type: 'COMMAND_EXECUTE', actionId: 'a1', deviceId: 'p1', command: 'set_speed', params: { level: 3 } });
+    await waitFor('the action answered', () => host.lines().length >= 4);
+    expect(host.lines().slice(2)).toEqual([
+      { type: 'STATE_UPDATE', deviceId: 'p1', state: { speed: 3 } },
+      { type: 'ACTION_RESULT', actionId: 'a1', ok: true, result: { via: 'COMMAND_EXECUTE', command: 'set_speed', deviceId: 'p1', params: { level: 3 }, speed: 3 } },
+    ]);
+    expect(host.out.stderr).toContain('hub status registered');
+    expect(host.out.stderr).toContain('unreadable line from the hub');
+
+    // A message split across writes is still one line to io.read.
+    const split = JSON.stringify({ type: 'ACTION', actionId: 'a2', deviceId: 'p1', command: 'boost', params: {} });
+    host.child.stdin.write(split.slice(0, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    host.child.stdin.write(`${split.slice(10)}\n`);
+    await waitFor('the split action answered', () => host.lines().length >= 5);
+    expect(host.lines()[4]).toMatchObject({ type: 'ACTION_RESULT', actionId: 'a2', result: { via: 'ACTION', command: 'boost' } });
+
+    // io.read returns nil at the end of input, the loop ends, and so does the program.
+    host.child.stdin.end();
+    expect(await host.exited).toBe(0);
+  });
+
+  it('plain mode: an error in the loop exits with code 1 and a traceback on stderr', async () => {
+    const host = startLuaHost(path.join(FIXTURES, 'lua-plain/plain.lua'));
+    host.send({ type: 'ACTION', actionId: 'a1', deviceId: 'p1', command: 'crash', params: {} });
+    expect(await host.exited).toBe(1);
+    expect(host.out.stderr).toMatch(/plain\.lua:\d+: crashing on purpose/);
+  });
+
+  it('callback mode: bridges JSON lines to hub.on_message and back, survives handler errors, and exits when stdin ends', async () => {
+    const host = startLuaHost(path.join(FIXTURES, 'lua-echo/echo.lua'), { ECHO_VAR: 'from-env', HCS_DRIVER_KEY: 'lua-echo' });
     const message = {
       type: 'ACTION',
       actionId: 'a1',
       params: { list: [1, 2.5, 'x', { deep: [[]] }], obj: { a: { b: {} } }, empty: [], s: 'é😀\n"', n: -12, t: true, f: false, big: 12345678901234 },
     };
-    child.stdin.write(`${JSON.stringify({ type: 'boom' })}\n`);
-    child.stdin.write('this is not json\n');
-    child.stdin.write(`${JSON.stringify(message)}\n`);
-    child.stdin.write(`${JSON.stringify({ type: 'PING', id: 'p1' })}\n`);
-    child.stdin.write(`${JSON.stringify({ type: 'encode', value: { nested: [{}, []], x: null } })}\n`);
-    await waitFor('echo answers', () => lines().length >= 3);
+    // All in one write: the main chunk reads the first line, the host dispatches the rest.
+    host.child.stdin.write(
+      [{ type: 'DRIVER_STATUS', status: 'registered' }, { type: 'boom' }, 'this is not json', message, { type: 'PING', id: 'p1' }, { type: 'encode', value: { nested: [{}, []], x: null } }, { type: 'read' }]
+        .map((m) => `${typeof m === 'string' ? m : JSON.stringify(m)}\n`)
+        .join(''),
+    );
+    await waitFor('echo answers', () => host.lines().length >= 6);
 
-    const [echo, pong, encoded] = lines();
+    const [first, written, echo, pong, encoded, read] = host.lines();
+    // print() and io.write() write to stdout, the protocol stream, in callback mode too.
+    expect(first).toEqual({ type: 'FIRST', msg: { type: 'DRIVER_STATUS', status: 'registered' } });
+    expect(written).toEqual({ type: 'WRITTEN' });
     expect(echo).toEqual({
       type: 'ECHO',
       msg: message,
@@ -316,30 +412,42 @@ describe('the Lua host', () => {
     expect(pong).toEqual({ type: 'PONG', id: 'p1' });
     expect(encoded).toEqual({ type: 'ENCODED', text: expect.any(String), back: { nested: [{}, []] } });
     expect(JSON.parse((encoded as { text: string }).text)).toEqual({ nested: [{}, []] });
-    // print() and io.write() do not pollute the protocol stream.
-    expect(stderr).toContain('echo ready');
-    expect(stderr).toContain('written with io.write');
-    expect(stderr).toContain('boom in handler');
-    expect(stderr).toMatch(/invalid JSON/);
+    // Once the host owns stdin, io.read in a handler reads as end of input, with a warning.
+    expect(read).toEqual({ type: 'READ', line: null });
+    expect(host.out.stderr).toContain('echo ready');
+    expect(host.out.stderr).toMatch(/io\.read on stdin is not available: the main chunk returned/);
+    expect(host.out.stderr).toContain('boom in handler');
+    expect(host.out.stderr).toMatch(/invalid JSON/);
 
-    child.stdin.end();
-    expect(await exited).toBe(0);
+    host.child.stdin.end();
+    expect(await host.exited).toBe(0);
   });
 
-  it('exits with code 1 on an error in the main chunk, and honours os.exit', async () => {
+  it('exits like a Lua interpreter: at the end of the main chunk unless callbacks wait, with code 1 on an error, with os.exit', async () => {
     const dir = tempDir('hcs-lua-');
-    const run = async (source: string) => {
+    const run = async (source: string, input?: string, waitMs = 10_000) => {
       fs.writeFileSync(path.join(dir, 'main.lua'), source);
-      const child = spawn(process.execPath, [LUA_HOST_PATH, path.join(dir, 'main.lua')], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
-      let stderr = '';
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-      return { code, stderr };
+      const host = startLuaHost(path.join(dir, 'main.lua'));
+      // stdin stays open unless the test ends it: only the script decides when to exit.
+      if (input !== undefined) host.child.stdin.end(input);
+      const exit = await Promise.race([host.exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), waitMs))]);
+      if (exit === 'running') host.child.kill();
+      return { code: exit, ...host.out };
     };
+    expect(await run('print("hello", 1)\nio.write("world\\n")\n')).toMatchObject({ code: 0, stdout: 'hello\t1\nworld\n' });
+    // Reading stdin to its end leaves nothing for registered handlers to receive.
+    const drained = await run('hub.on_message(function() end)\nfor line in io.lines() do print(#line) end\n', 'ab\n\nabc');
+    expect(drained).toMatchObject({ code: 0, stdout: '2\n0\n3\n' });
+    // With handlers registered and stdin open, the host stays and serves them.
+    expect((await run('hub.on_message(function() end)\n', undefined, 1000)).code).toBe('running');
     const failed = await run('local t = nil\nprint(t.field)\n');
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(/main\.lua:2: attempt to index a nil value/);
-    expect((await run('os.exit(7)')).code).toBe(7);
+    expect(await run('io.write("partial line"); os.exit(7)')).toMatchObject({ code: 7, stdout: 'partial line' });
+    // require("json") is the host's unless the driver brings its own json.lua.
+    expect(await run('print(require("json").encode({ 1, "a" }))')).toMatchObject({ code: 0, stdout: '[1,"a"]\n' });
+    fs.writeFileSync(path.join(dir, 'json.lua'), 'return { encode = function() return "mine" end }');
+    expect(await run('print(require("json").encode({ 1, "a" }))')).toMatchObject({ code: 0, stdout: 'mine\n' });
   });
 });
 
@@ -349,7 +457,7 @@ describe('local driver supervisor', () => {
 
   beforeAll(async () => {
     const driversDir = tempDir('hcs-drivers-');
-    copyFixtures(driversDir, ['py-thermo', 'js-lamp', 'lua-fan', 'crashy', 'garbage']);
+    copyFixtures(driversDir, ['py-thermo', 'js-lamp', 'lua-fan', 'lua-plain', 'crashy', 'garbage']);
     fs.mkdirSync(path.join(driversDir, 'broken'));
     fs.writeFileSync(path.join(driversDir, 'broken/main.py'), '');
     fs.writeFileSync(path.join(driversDir, 'broken/broken.driver.json'), JSON.stringify({ driverKey: 'broken', driverFile: 'main.py', driverType: 'lua' }));
@@ -370,11 +478,11 @@ describe('local driver supervisor', () => {
 
   it('lists every manifest, the invalid one too, and has spawned the valid ones', () => {
     const list = hub.supervisor.list();
-    expect(list.map((d) => d.driverKey)).toEqual(['broken', 'crashy', 'garbage', 'js-lamp', 'lua-fan', 'py-thermo']);
+    expect(list.map((d) => d.driverKey)).toEqual(['broken', 'crashy', 'garbage', 'js-lamp', 'lua-fan', 'lua-plain', 'py-thermo']);
     const broken = list.find((d) => d.driverKey === 'broken')!;
     expect(broken).toMatchObject({ status: 'invalid', driverType: 'lua', file: 'broken/broken.driver.json', restarts: 0 });
     expect(broken.error).toMatch(/expected a \.lua file/);
-    for (const key of ['js-lamp', 'lua-fan', 'py-thermo']) {
+    for (const key of ['js-lamp', 'lua-fan', 'lua-plain', 'py-thermo']) {
       const info = hub.info(key);
       expect(['running', 'backoff']).toContain(info.status);
     }
@@ -433,6 +541,21 @@ describe('local driver supervisor', () => {
     expect(await hub.manager.execute(device, 'speed', { level: 1 })).toMatchObject({ params: { level: 1 } });
     await waitFor('a PONG from the host', () => hub.info('lua-fan').lastPongAt);
     expect(hub.log.of('lua-fan').some((e) => e.msg === 'fan driver ready')).toBe(true);
+  });
+
+  it('runs a plain Lua program (an io.read loop) like the Python driver: discovery, settings through envMap, ACTION and COMMAND_EXECUTE, PING', async () => {
+    const device = await deviceOf('lua-plain', 'p1');
+    await waitFor('plain fan state', () => stateOf(device).state.label === 'Plain fan');
+    expect(hub.info('lua-plain').commands).toEqual({
+      boost: {},
+      set_speed: { title: 'Set speed', params: { level: { type: 'integer', minimum: 0, maximum: 5 } } },
+    });
+    expect(await hub.manager.execute(device, 'set_speed', { level: 4 })).toEqual({ via: 'COMMAND_EXECUTE', command: 'set_speed', deviceId: 'p1', params: { level: 4 }, speed: 4 });
+    await waitFor('plain fan speed', () => stateOf(device).state.speed === 4);
+    expect(await hub.manager.execute(device, 'spin', {})).toMatchObject({ via: 'ACTION', command: 'spin', speed: 4 });
+    await waitFor('a PONG from the Lua program itself', () => hub.info('lua-plain').lastPongAt);
+    await waitFor('stderr line', () => hub.log.of('lua-plain').find((e) => e.obj.stream === 'stderr' && e.msg === 'hub status registered'));
+    expect(hub.log.of('lua-plain').filter((e) => e.obj.violation)).toEqual([]);
   });
 
   it('masks secrets, validates settings, and restarts only the driver whose settings changed', async () => {

@@ -1,18 +1,37 @@
 import type { Static, TSchema } from 'typebox';
+import { DomainError, errors } from './errors.js';
+import { InputValidators, type CallInput } from './input-validation.js';
+
+export type { CallInput } from './input-validation.js';
 
 /**
  * An operation is the one definition of something a client can ask the hub to do: its name,
- * its input and output schemas and its handler. REST routes, hub protocol commands and the
- * legacy App API are bindings of the same operation; none of them redefines it.
+ * its input and output schemas, who may call it, and its handler. REST routes, hub protocol
+ * commands, Socket.IO namespaces, SSE streams and the legacy App API reach it through
+ * `OperationRegistry.invoke`, the one call path that validates, authorizes, runs and maps
+ * failures; none of them redefines it or checks credentials on its own.
  */
+
+/** What a token was issued for. A token carries exactly one. */
+export type Scope = 'os_api_admin' | 'app' | 'remote' | 'bridge' | 'plugin-bridge';
+export type Role = 'admin' | 'user';
+/** `access` tokens authenticate REST and sockets; `stream` tokens only SSE streams. */
+export type TokenKind = 'access' | 'stream';
+
 export interface Principal {
   userId: string;
   username: string;
-  role: 'admin' | 'user';
+  role: Role;
   scope: string;
   /** Hash of the presenting token, so that logout can revoke exactly that token. */
   tokenHash: string;
 }
+
+/**
+ * Who may call an operation: anyone (`public`), or a principal whose token has one of `scopes`
+ * and, when `roles` is given, whose account has one of them.
+ */
+export type Access = 'public' | { readonly scopes: readonly Scope[]; readonly roles?: readonly Role[] };
 
 export interface OperationContext {
   principal?: Principal;
@@ -21,14 +40,11 @@ export interface OperationContext {
   requestId: string;
 }
 
-export type Access = 'public' | 'authenticated';
-
-export interface Operation<I extends TSchema = TSchema, O extends TSchema = TSchema> {
+export interface Operation<I extends TSchema = TSchema, O extends TSchema = TSchema, N extends string = string> {
   /** Dotted, stable name such as `auth.login`. */
-  readonly name: string;
+  readonly name: N;
   readonly summary: string;
   readonly description?: string;
-  /** `public` operations run without a principal; everything else requires one. */
   readonly access: Access;
   /** An object schema, or a cyclic one (`$defs` + `$ref`) whose target is an object. */
   readonly input: I;
@@ -36,12 +52,48 @@ export interface Operation<I extends TSchema = TSchema, O extends TSchema = TSch
   handler(input: Static<I>, ctx: OperationContext): Promise<Static<O>>;
 }
 
-export function defineOperation<I extends TSchema, O extends TSchema>(op: Operation<I, O>): Operation<I, O> {
+export function defineOperation<I extends TSchema, O extends TSchema, const N extends string>(op: Operation<I, O, N>): Operation<I, O, N> {
   return op;
 }
 
+/** A credential as a surface received it; the registry resolves and checks it. */
+export interface Credential {
+  token: string;
+  /** Token kinds this surface takes: only SSE streams take `stream` tokens (CONTRACT). */
+  kinds?: readonly TokenKind[];
+  /**
+   * The token scopes the API it was presented to admits, like a token audience: an `app`
+   * token presented to the OS API is refused there even for an operation that app users may
+   * run through the App API.
+   */
+  admits?: readonly Scope[];
+}
+
+export interface Caller {
+  credential?: Credential;
+  clientAddress: string;
+  requestId: string;
+}
+
+/** Resolves a token to its principal; the auth service implements it. */
+export interface Authenticator {
+  authenticate(token: string, kinds: readonly TokenKind[]): Principal | undefined;
+}
+
+export interface OperationLogger {
+  error(obj: object, msg: string): void;
+}
+
+const ACCESS_ONLY: readonly TokenKind[] = ['access'];
+
 export class OperationRegistry {
   private readonly operations = new Map<string, Operation>();
+  private readonly validators = new InputValidators();
+
+  constructor(
+    private readonly authenticator: Authenticator,
+    private readonly log: OperationLogger,
+  ) {}
 
   register(...ops: Operation[]): void {
     for (const op of ops) {
@@ -63,4 +115,52 @@ export class OperationRegistry {
   list(): Operation[] {
     return [...this.operations.values()];
   }
+
+  /**
+   * The one entry point: authenticates the caller, checks the operation's access rule,
+   * validates the input (coercing only what arrived as text), runs the handler and turns any
+   * failure into a DomainError. An unexpected failure is logged here, once, with its stack.
+   */
+  async invoke(name: string, input: CallInput, caller: Caller): Promise<unknown> {
+    const op = this.operations.get(name);
+    if (!op) throw errors.UNKNOWN_OPERATION({ name });
+    const principal = this.authorize(op.access, caller.credential);
+    const value = this.validators.validate(op, input);
+    try {
+      return await op.handler(value as never, { principal, clientAddress: caller.clientAddress, requestId: caller.requestId });
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      this.log.error({ err, operation: op.name, requestId: caller.requestId }, 'operation failed unexpectedly');
+      throw errors.INTERNAL_ERROR({}, { cause: err, logged: true });
+    }
+  }
+
+  /**
+   * The authentication step alone, for surfaces that admit a connection before any operation
+   * runs (a Socket.IO handshake): the same checks `invoke` makes of an operation's caller.
+   */
+  authenticate(credential: Credential | undefined): Principal {
+    if (!credential?.token) throw errors.AUTH_REQUIRED({});
+    const principal = this.authenticator.authenticate(credential.token, credential.kinds ?? ACCESS_ONLY);
+    if (!principal) throw errors.INVALID_TOKEN({});
+    if (credential.admits && !credential.admits.includes(principal.scope as Scope)) {
+      throw errors.INSUFFICIENT_SCOPE({ scopes: credential.admits.join(' or ') });
+    }
+    return principal;
+  }
+
+  private authorize(access: Access, credential: Credential | undefined): Principal | undefined {
+    if (access === 'public') return undefined;
+    const principal = this.authenticate(credential);
+    if (!access.scopes.includes(principal.scope as Scope)) throw errors.INSUFFICIENT_SCOPE({ scopes: access.scopes.join(' or ') });
+    if (access.roles && !access.roles.includes(principal.role)) throw errors.ROLE_REQUIRED({ roles: access.roles.join(' or ') });
+    return principal;
+  }
 }
+
+/** Household administration: everything the OS API, its sockets and its streams offer. */
+export const OS_ADMIN: Access = { scopes: ['os_api_admin'] };
+/** Any signed-in account, whichever app it signed in from. */
+export const ANY_ACCOUNT: Access = { scopes: ['os_api_admin', 'app'] };
+/** The admin panel's: an admin account's token or session. */
+export const ADMIN_ACCOUNT: Access = { scopes: ['os_api_admin'], roles: ['admin'] };

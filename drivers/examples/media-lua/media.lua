@@ -1,8 +1,11 @@
 -- Example local driver: a simulated media player with apps, an equalizer and scenes.
 --
--- Runs in the hub's Lua 5.4 host (wasmoon): the hub starts `lua-host.mjs media.lua` and the host
--- gives the script a global `hub` table (hub.send, hub.on_message, hub.log, hub.env, timers,
--- hub.json_encode/json_decode, hub.null, hub.array/hub.object). PING is answered by the host.
+-- Runs in the hub's Lua 5.4 host (wasmoon): the hub starts `lua-host.mjs media.lua`. A Lua driver
+-- may be a plain loop over io.read, like a Python driver; this one uses the host's callback mode
+-- instead, because the playback position ticks on a timer while no message arrives: the main
+-- chunk registers hub.on_message and returns, and the host calls it with every message from the
+-- hub (PING is answered by the host). Other parts of the global `hub` table used here: hub.send,
+-- hub.log, hub.env, hub.set_interval/clear_timer, hub.json_encode, hub.null, hub.array.
 --
 -- The device offers the capabilities "apps", "equalizer" and "scenes", so the hub's capability
 -- routes work for it: GET /devices/:id/apps (apps.list), GET /devices/:id/apps/:appId/icon

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { unauthenticated } from '../../platform/errors.js';
-import { defineOperation, type OperationContext, type Principal } from '../../platform/operations.js';
+import { ADMIN_ACCOUNT, ANY_ACCOUNT, defineOperation, type OperationContext, type Principal } from '../../platform/operations.js';
 import type { AuthService } from './auth-service.js';
 
 function principalOf(ctx: OperationContext): Principal {
@@ -36,6 +36,14 @@ export const StreamTokenOutput = Type.Object({
 
 const Empty = Type.Object({});
 
+const UserRecord = Type.Object({
+  id: Type.String(),
+  username: Type.String(),
+  role: Type.String(),
+  createdAt: Type.Integer(),
+  updatedAt: Type.Integer(),
+});
+
 export function authOperations(auth: AuthService) {
   return {
     login: defineOperation({
@@ -52,7 +60,7 @@ export function authOperations(auth: AuthService) {
     me: defineOperation({
       name: 'auth.me',
       summary: 'The authenticated principal.',
-      access: 'authenticated',
+      access: ANY_ACCOUNT,
       input: Empty,
       output: PrincipalOutput,
       async handler(_input, ctx) {
@@ -63,7 +71,7 @@ export function authOperations(auth: AuthService) {
     streamToken: defineOperation({
       name: 'auth.stream_token',
       summary: 'Issue a short-lived token for SSE clients that cannot send headers.',
-      access: 'authenticated',
+      access: ANY_ACCOUNT,
       input: Empty,
       output: StreamTokenOutput,
       async handler(_input, ctx) {
@@ -71,10 +79,20 @@ export function authOperations(auth: AuthService) {
         return { accessToken, expiresIn };
       },
     }),
+    listUsers: defineOperation({
+      name: 'users.list',
+      summary: 'Accounts of this hub.',
+      access: ADMIN_ACCOUNT,
+      input: Empty,
+      output: Type.Object({ users: Type.Array(UserRecord) }),
+      async handler() {
+        return { users: await auth.listUsers() };
+      },
+    }),
     logout: defineOperation({
       name: 'auth.logout',
       summary: 'Revoke the presented access token.',
-      access: 'authenticated',
+      access: ANY_ACCOUNT,
       input: Empty,
       output: Type.Object({ loggedOut: Type.Boolean() }),
       async handler(_input, ctx) {

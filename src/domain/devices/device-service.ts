@@ -43,6 +43,8 @@ export interface AppIcon {
   bytes: Buffer;
 }
 
+/** Command names that belong to a device's equalizer or sound mode. */
+const EQUALIZER_COMMAND = /^(equalizer|sound_?mode|bass|treble|balance|loudness)/i;
 const ICON_CACHE_LIMIT = 256;
 const ICON_TTL_MS = 60 * 60 * 1000;
 const MAX_ICON_BYTES = 512 * 1024;
@@ -147,6 +149,34 @@ export class DeviceService {
       });
     }
     return this.drivers.execute(device, command, params, timeoutMs === undefined ? {} : { timeoutMs });
+  }
+
+  /** Equalizer and sound-mode commands a device offers, by name. */
+  equalizerCommands(id: string): string[] {
+    return this.registry
+      .get(id)
+      .commands.map((c) => c.name)
+      .filter((name) => EQUALIZER_COMMAND.test(name));
+  }
+
+  /**
+   * Runs one of the device's equalizer or sound-mode commands: only those, so that the
+   * equalizer route cannot be used to send any command at all.
+   */
+  async equalizerCommand(id: string, command: string, params: Record<string, unknown>): Promise<unknown> {
+    const offered = this.equalizerCommands(id);
+    if (!offered.includes(command)) {
+      throw unprocessable('COMMAND_NOT_SUPPORTED', `Device ${this.registry.get(id).name} has no equalizer or sound-mode command ${command}.`, {
+        deviceId: id,
+        command,
+        supported: offered,
+      });
+    }
+    return this.command(id, command, params);
+  }
+
+  hasCapability(id: string, capability: Capability): boolean {
+    return hasCapability(this.registry.get(id), capability);
   }
 
   async capability(id: string, capability: Capability, command: string, params: Record<string, unknown> = {}): Promise<unknown> {

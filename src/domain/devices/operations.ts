@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operations.js';
+import { invalid } from '../../platform/errors.js';
+import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { IrCommandsSchema } from '../ir/ir-command.js';
 import { CAPABILITY_COMMANDS, type DeviceService, type DeviceView } from './device-service.js';
 import { CommandResultSchema, DeviceDetailSchema, DeviceSchema, IdParam, RemoteSourceSchema } from './schemas.js';
@@ -31,7 +32,7 @@ export function deviceOperations(devices: DeviceService) {
     list: defineOperation({
       name: 'devices.list',
       summary: 'List logical devices.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         includeRemoved: Type.Optional(Type.Boolean({ description: 'Also list devices their driver removed.' })),
         category: Type.Optional(Type.String()),
@@ -42,10 +43,23 @@ export function deviceOperations(devices: DeviceService) {
         return frozenListing(devices.list(input));
       },
     }),
+    appIcon: defineOperation({
+      name: 'devices.apps.icon',
+      summary: 'An app icon (driver command apps.icon answering {contentType, data: base64}); the bytes, cached for an hour.',
+      access: OS_ADMIN,
+      input: Type.Object({ id: IdParam, appId: IdParam }),
+      output: Type.Object({
+        contentType: Type.String({ pattern: '^image/' }),
+        bytes: Type.Unsafe<Buffer>({ description: 'The icon bytes.' }),
+      }),
+      async handler({ id, appId }) {
+        return devices.appIcon(id, appId);
+      },
+    }),
     get: defineOperation({
       name: 'devices.get',
       summary: 'Device details with its current state.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: IdParam }),
       output: DeviceDetailSchema,
       async handler({ id }) {
@@ -57,7 +71,7 @@ export function deviceOperations(devices: DeviceService) {
       summary: 'Dispatch a command (for GENERIC_IR devices, a key of properties.irCommands) and wait for the result.',
       description:
         'Standard commands go to the device\'s driver as ACTION; the answer waits for its ACTION_RESULT. 422 COMMAND_NOT_SUPPORTED when the device does not offer the command, 502 DRIVER_ERROR with the driver\'s error, 503 DRIVER_OFFLINE, 504 DRIVER_TIMEOUT. IR keys go to the extender: 502 IR_EXTENDER_ERROR / IR_EXTENDER_UNREACHABLE, 504 IR_EXTENDER_TIMEOUT.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: IdParam, command: Type.String({ minLength: 1, maxLength: 200 }), params: Type.Optional(JsonObject) }),
       output: CommandResultSchema,
       async handler({ id, command, params }) {
@@ -67,7 +81,7 @@ export function deviceOperations(devices: DeviceService) {
     apps: defineOperation({
       name: 'devices.apps',
       summary: `Launchable apps of an app-capable device (driver command ${CAPABILITY_COMMANDS.apps.list}).`,
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: IdParam }),
       output: Type.Object({ deviceId: Type.String(), apps: Type.Array(Type.Record(Type.String(), Type.Unknown())) }),
       async handler({ id }) {
@@ -79,7 +93,7 @@ export function deviceOperations(devices: DeviceService) {
     launchApp: defineOperation({
       name: 'devices.apps.launch',
       summary: `Launch an app (driver command ${CAPABILITY_COMMANDS.apps.launch} with {appId}).`,
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: IdParam, appId: IdParam }),
       output: CommandResultSchema,
       async handler({ id, appId }) {
@@ -89,8 +103,8 @@ export function deviceOperations(devices: DeviceService) {
     }),
     getEqualizer: defineOperation({
       name: 'devices.equalizer.get',
-      summary: `Equalizer and sound-mode summary (driver command ${CAPABILITY_COMMANDS.equalizer.get}), with the device's equalizer commands and state.`,
-      access: 'authenticated',
+      summary: `Equalizer and sound-mode summary (driver command ${CAPABILITY_COMMANDS.equalizer.get}, when the device has an equalizer), with the device's equalizer and sound-mode commands and state.`,
+      access: OS_ADMIN,
       input: Type.Object({ id: IdParam }),
       output: Type.Object({
         deviceId: Type.String(),
@@ -99,9 +113,9 @@ export function deviceOperations(devices: DeviceService) {
         equalizer: Type.Unknown({ description: 'The driver\'s answer to equalizer.get.' }),
       }),
       async handler({ id }) {
-        const equalizer = await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.get);
-        const device = devices.registry.get(id);
-        const commands = device.commands.map((c) => c.name).filter((n) => /^(equalizer|sound_?mode|bass|treble|balance|loudness)/i.test(n));
+        const commands = devices.equalizerCommands(id);
+        // A device with sound-mode commands but no equalizer.get still has a summary to show.
+        const equalizer = commands.length > 0 && !devices.hasCapability(id, 'equalizer') ? null : await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.get);
         const state = Object.fromEntries(
           Object.entries(devices.state.get(id).state).filter(([k]) => /^(equalizer|eq|sound_?mode|bass|treble|balance|loudness)/i.test(k)),
         );
@@ -110,24 +124,33 @@ export function deviceOperations(devices: DeviceService) {
     }),
     setEqualizer: defineOperation({
       name: 'devices.equalizer.set',
-      summary: `Set equalizer bands or the sound mode (driver command ${CAPABILITY_COMMANDS.equalizer.set}; the body becomes its params).`,
-      access: 'authenticated',
+      summary: 'Set equalizer bands or the sound mode, or dispatch one of the equalizer or sound-mode commands GET lists.',
+      description: `Either \`{command, params?}\` naming one of the device's equalizer or sound-mode commands (422 COMMAND_NOT_SUPPORTED, listing them, for any other), or any of \`bands\`, \`soundMode\` and \`preset\`, which become the params of the driver command ${CAPABILITY_COMMANDS.equalizer.set} (422 CAPABILITY_NOT_SUPPORTED for a device without an equalizer). 400 EQUALIZER_FORMS_MIXED when both forms are given.`,
+      access: OS_ADMIN,
       input: Type.Object({
         id: IdParam,
+        command: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'An equalizer or sound-mode command of the device, as GET lists them.' })),
+        params: Type.Optional(JsonObject),
         bands: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'Band name → level, e.g. {"bass": 3, "treble": -1}.' })),
         soundMode: Type.Optional(Type.String({ maxLength: 100, description: 'Sound mode, e.g. "movie".' })),
         preset: Type.Optional(Type.String({ maxLength: 100 })),
       }),
       output: CommandResultSchema,
-      async handler({ id, ...params }) {
-        const result = await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.set, params);
-        return okResult(result);
+      async handler({ id, command, params, ...settings }) {
+        const hasSettings = Object.values(settings).some((v) => v !== undefined);
+        if ((command !== undefined && hasSettings) || (params !== undefined && command === undefined)) {
+          throw invalid('EQUALIZER_FORMS_MIXED', 'Send either {command, params?} or bands, soundMode and preset, not both.', {
+            fields: ['command', 'params', 'bands', 'soundMode', 'preset'],
+          });
+        }
+        if (command !== undefined) return okResult(await devices.equalizerCommand(id, command, params ?? {}));
+        return okResult(await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.set, settings));
       },
     }),
     scenes: defineOperation({
       name: 'devices.scenes',
       summary: `Scenes a device exposes (driver command ${CAPABILITY_COMMANDS.scenes.list}).`,
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: IdParam }),
       output: Type.Object({ deviceId: Type.String(), scenes: Type.Array(Type.Record(Type.String(), Type.Unknown())) }),
       async handler({ id }) {
@@ -139,7 +162,7 @@ export function deviceOperations(devices: DeviceService) {
     metadata: defineOperation({
       name: 'devices.metadata',
       summary: 'Update tags, primary room or remote-source metadata; fields left out stay as they are.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         id: IdParam,
         tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 50 })),
@@ -154,7 +177,7 @@ export function deviceOperations(devices: DeviceService) {
     testIr: defineOperation({
       name: 'devices.ir.test',
       summary: 'IR test transmission: a key of an IR device, or raw IR data sent to an extender.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         deviceId: Type.Optional(IdParam),
         key: Type.Optional(Type.String({ maxLength: 64 })),
@@ -170,7 +193,7 @@ export function deviceOperations(devices: DeviceService) {
     saveIr: defineOperation({
       name: 'devices.ir.save',
       summary: 'Create (no id) or edit (with id) a GENERIC_IR device.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         id: Type.Optional(IdParam),
         name: Type.String({ minLength: 1, maxLength: 200 }),

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { DomainError } from '../../platform/errors.js';
-import { defineOperation } from '../../platform/operations.js';
+import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { DriverManager } from './driver-manager.js';
 import type { LocalDriverSupervisor } from './local/supervisor.js';
 
@@ -51,7 +51,7 @@ export function driverOperations(manager: DriverManager, local: LocalDriverSuper
     list: defineOperation({
       name: 'drivers.list',
       summary: 'Connected driver instances (WebSocket and local) and every local driver manifest with its process status.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ connected: Type.Array(ConnectedDriver), local: Type.Array(LocalDriver) }),
       async handler() {
@@ -61,7 +61,7 @@ export function driverOperations(manager: DriverManager, local: LocalDriverSuper
     getSettings: defineOperation({
       name: 'drivers.settings.get',
       summary: "A local driver's setup properties and stored values.",
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ driverKey: DriverKey }),
       output: Settings,
       async handler({ driverKey }) {
@@ -72,7 +72,7 @@ export function driverOperations(manager: DriverManager, local: LocalDriverSuper
       name: 'drivers.settings.update',
       summary: "Replace a local driver's setup values (validated against its manifest) and restart that driver.",
       description: 'Omitted or null values are unset; a secret sent back as "********" keeps its stored value.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ driverKey: DriverKey, values: Type.Record(Type.String(), Type.Unknown()) }),
       output: LocalDriver,
       async handler({ driverKey, values }) {
@@ -82,7 +82,7 @@ export function driverOperations(manager: DriverManager, local: LocalDriverSuper
     restart: defineOperation({
       name: 'drivers.restart',
       summary: 'Restart one local driver process now (its backoff is reset).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ driverKey: DriverKey }),
       output: LocalDriver,
       async handler({ driverKey }) {
@@ -108,7 +108,7 @@ export function integrationOperations(manager: DriverManager, local: LocalDriver
     integrations: defineOperation({
       name: 'integrations.list',
       summary: 'Every integration: local driver manifests, connected WebSocket drivers and the built-in GENERIC_IR.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ integrations: Type.Array(Integration) }),
       async handler() {
@@ -134,7 +134,7 @@ export function integrationOperations(manager: DriverManager, local: LocalDriver
     connections: defineOperation({
       name: 'drivers.connections',
       summary: 'Driver instances connected now, over either transport.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ connections: Type.Array(ConnectedDriver) }),
       async handler() {
@@ -144,7 +144,7 @@ export function integrationOperations(manager: DriverManager, local: LocalDriver
     message: defineOperation({
       name: 'drivers.message',
       summary: 'Send a free-form DRIVER_MESSAGE to every connected instance of a driver.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ driverKey: DriverKey, payload: Type.Unknown({ description: 'Delivered as {"type":"DRIVER_MESSAGE","payload":…}.' }) }),
       output: Type.Object({ driverKey: Type.String(), delivered: Type.Integer({ description: 'Instances the message was sent to.' }) }),
       async handler({ driverKey, payload }) {

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { invalid, notFound, unprocessable } from '../../platform/errors.js';
-import { defineOperation } from '../../platform/operations.js';
+import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { IdParam } from '../devices/schemas.js';
 import type { DriverInfo } from '../drivers/driver-manager.js';
@@ -239,7 +239,7 @@ export function graphOperations(deps: GraphOperationDeps) {
       name: 'graph.get',
       summary: 'The home graph: spaces, devices with capabilities, state and entity ids, zones, programs, macros, scenes.',
       description: 'Built from memory in one pass; no driver is asked. Scenes are those last listed (see scenes.list with refresh).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: HomeGraphSchema,
       async handler() {
@@ -250,7 +250,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     systemSnapshot: defineOperation({
       name: 'system.snapshot',
       summary: 'The home graph with connected drivers, local drivers, counts and readiness.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({
         at: Type.Integer(),
@@ -334,7 +334,7 @@ export function graphOperations(deps: GraphOperationDeps) {
       summary: 'The graph narrowed to a space or a device, with the zones, programs and macros that touch it.',
       description:
         'Give spaceId, deviceId or both (the device must then be in the space). A program touches the context when its steps (on or off path, nested included) command or read one of its devices, run a macro that does, or set the volume of a zone that does, or when such a zone has it assigned. 404 SPACE_NOT_FOUND / DEVICE_NOT_FOUND; 400 CONTEXT_REQUIRED without either; 422 DEVICE_NOT_IN_SPACE.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         spaceId: Type.Optional(IdParam),
         deviceId: Type.Optional(IdParam),
@@ -403,7 +403,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     capabilityModel: defineOperation({
       name: 'capabilities.model',
       summary: 'The capability model: each capability with its commands, state keys and entity domain, and the abstract actions.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({
         capabilities: Type.Array(
@@ -435,7 +435,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     entityDomains: defineOperation({
       name: 'entities.domains',
       summary: 'Entity domains (light, switch, media_player, climate, cover, remote, sensor, scene) with their services.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({
         domains: Type.Array(
@@ -455,7 +455,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     listEntities: defineOperation({
       name: 'entities.list',
       summary: 'Entities: one per device and entity domain, plus one per scene; optionally filtered.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         domain: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only this domain, e.g. "light".' })),
         spaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only entities of devices in this space.' })),
@@ -470,7 +470,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     getEntity: defineOperation({
       name: 'entities.get',
       summary: 'One entity with its state, attributes and services (404 ENTITY_NOT_FOUND).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ entityId: Type.String({ minLength: 3, maxLength: 300, description: 'e.g. light.living_room_lamp.' }) }),
       output: EntitySchema,
       async handler({ entityId }) {
@@ -483,7 +483,7 @@ export function graphOperations(deps: GraphOperationDeps) {
       summary: 'Call a Home Assistant style service on an entity (e.g. light turn_on {brightness}).',
       description:
         'Services: turn_on (light: optional brightness/brightness_pct 0–100), turn_off, toggle, volume_set {volume 0–100 | volume_level 0–1}, volume_up, volume_down, media_play, media_pause, media_stop, media_next_track, media_previous_track, set_temperature {temperature}, open_cover, close_cover, set_cover_position {position}, scene turn_on. The service becomes an abstract action resolved to the device\'s own command. 404 ENTITY_NOT_FOUND, 422 SERVICE_NOT_SUPPORTED, 400 INVALID_SERVICE_DATA; device failures (ACTION_NOT_SUPPORTED, DRIVER_ERROR, DRIVER_TIMEOUT…) answer ok:false with the error.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         entityId: Type.String({ minLength: 3, maxLength: 300 }),
         service: Type.String({ minLength: 1, maxLength: 100, description: 'e.g. "turn_on", "set_cover_position".' }),
@@ -503,7 +503,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     listSensors: defineOperation({
       name: 'entities.sensors',
       summary: 'Sensor entities: devices that only report, plus numeric readings (temperature, humidity…) of other devices.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         spaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
         deviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -518,7 +518,7 @@ export function graphOperations(deps: GraphOperationDeps) {
       name: 'scenes.list',
       summary: 'Scenes devices expose, as last listed; with refresh, the scene-capable online devices are asked first.',
       description: 'A device that fails or times out during the refresh keeps its last listed scenes and is reported in `refreshed` with its error.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ refresh: Type.Optional(Type.Boolean({ description: 'Ask the devices (scenes.list) before answering.' })) }),
       output: Type.Object({
         scenes: Type.Array(SceneViewSchema),
@@ -544,7 +544,7 @@ export function graphOperations(deps: GraphOperationDeps) {
       name: 'scenes.run',
       summary: 'Run a scene by its id `<deviceId>:<sceneId>` (driver command scenes.run {sceneId}).',
       description: '404 SCENE_NOT_FOUND; driver failures as for device commands (502 DRIVER_ERROR, 503 DRIVER_OFFLINE, 504 DRIVER_TIMEOUT).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ sceneId: Type.String({ minLength: 3, maxLength: 401, description: '`<deviceId>:<sceneId>` as in scenes.list.' }) }),
       output: Type.Object({ sceneId: Type.String(), deviceId: Type.String(), ok: Type.Literal(true), result: Type.Optional(Type.Unknown()) }),
       async handler({ sceneId }) {
@@ -556,7 +556,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     listStates: defineOperation({
       name: 'state.list',
       summary: "Every device's state with its online and confirmed flags.",
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ at: Type.Integer(), states: Type.Array(DeviceStateView) }),
       async handler() {
@@ -567,7 +567,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     getDeviceState: defineOperation({
       name: 'state.get',
       summary: "One device's state with its online and confirmed flags (404 DEVICE_NOT_FOUND).",
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ deviceId: IdParam }),
       output: DeviceStateView,
       async handler({ deviceId }) {
@@ -578,7 +578,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     listDeviceCommands: defineOperation({
       name: 'devices.commands',
       summary: "A device's commands with their params, and the abstract actions it supports with the command each resolves to.",
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ deviceId: IdParam }),
       output: Type.Object({
         deviceId: Type.String(),
@@ -604,7 +604,7 @@ export function graphOperations(deps: GraphOperationDeps) {
     getDeviceCommand: defineOperation({
       name: 'devices.commands.get',
       summary: 'One command of a device with its params, capability and the abstract actions that use it (404 COMMAND_NOT_FOUND).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ deviceId: IdParam, command: Type.String({ minLength: 1, maxLength: 200 }) }),
       output: Type.Object({
         deviceId: Type.String(),
@@ -631,7 +631,7 @@ export function graphOperations(deps: GraphOperationDeps) {
       summary: "Perform an abstract action (turn_on, set_brightness 40, volume_up…) with the device's own command.",
       description:
         '404 DEVICE_NOT_FOUND; 400 ACTION_VALUE_REQUIRED for set_brightness, set_volume, set_temperature and set_position without a value. A device that cannot do the action answers ok:false with ACTION_NOT_SUPPORTED; driver failures answer ok:false with their error.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         deviceId: IdParam,
         action: ActionNameSchema,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operations.js';
+import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { DeviceSchema, DeviceStateSchema } from '../devices/schemas.js';
 import type { ProgramService } from '../programs/program-service.js';
@@ -35,7 +35,7 @@ export function bootstrapOperation(src: BootstrapSources) {
   return defineOperation({
     name: 'bootstrap',
     summary: 'One payload with devices, spaces, zones, programs, media, current state, preferences and the live design.',
-    access: 'authenticated',
+    access: OS_ADMIN,
     input: Type.Object({}),
     output: Bootstrap,
     async handler() {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operations.js';
+import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { DeviceSchema } from '../devices/schemas.js';
 import { ProgramRunSchema } from '../programs/run-schema.js';
 import type { AlertService } from './alerts.js';
@@ -50,7 +50,7 @@ export function homeOperations(home: HomeServices) {
     listSpaces: defineOperation({
       name: 'spaces.list',
       summary: 'List spaces (rooms).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ spaces: Type.Array(SpaceSchema) }),
       async handler() {
@@ -60,7 +60,7 @@ export function homeOperations(home: HomeServices) {
     saveSpace: defineOperation({
       name: 'spaces.save',
       summary: 'Create a space (no id, or a new id) or update one.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object(SpaceInput),
       output: SpaceSchema,
       async handler(input) {
@@ -70,7 +70,7 @@ export function homeOperations(home: HomeServices) {
     removeSpace: defineOperation({
       name: 'spaces.remove',
       summary: 'Remove a space; its devices stay and become unassigned.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Type.Object({ removed: Type.Literal(true), id: Type.String(), unassignedDevices: Type.Array(Type.String()) }),
       async handler({ id }) {
@@ -81,7 +81,7 @@ export function homeOperations(home: HomeServices) {
     spaceDevices: defineOperation({
       name: 'spaces.devices',
       summary: 'Devices assigned to a space (their primary room).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Type.Object({ spaceId: Type.String(), devices: Type.Array(DeviceSchema) }),
       async handler({ id }) {
@@ -91,7 +91,7 @@ export function homeOperations(home: HomeServices) {
     assignDevices: defineOperation({
       name: 'spaces.devices.assign',
       summary: 'Assign devices to a space; unknown devices answer 404 naming them.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, deviceIds: Type.Array(Id, { maxItems: 1000 }), mode: AssignMode }),
       output: Type.Object({ spaceId: Type.String(), devices: Type.Array(DeviceSchema) }),
       async handler({ id, deviceIds, mode }) {
@@ -101,7 +101,7 @@ export function homeOperations(home: HomeServices) {
     remoteSources: defineOperation({
       name: 'spaces.remote_sources',
       summary: "Remote sources of a space, from its devices' remote-source metadata.",
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Type.Object({ spaceId: Type.String(), activeSourceId: Type.Union([Type.String(), Type.Null()]), sources: Type.Array(RemoteSourceView) }),
       async handler({ id }) {
@@ -111,7 +111,7 @@ export function homeOperations(home: HomeServices) {
     activateSource: defineOperation({
       name: 'spaces.remote_sources.activate',
       summary: "Activate a remote source: power on what it needs, select its input, make it the space's active source.",
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, sourceId: Id }),
       output: Type.Object({ source: RemoteSourceView, results: Type.Array(DeviceActionResultSchema) }),
       async handler({ id, sourceId }) {
@@ -122,7 +122,7 @@ export function homeOperations(home: HomeServices) {
     listZones: defineOperation({
       name: 'zones.list',
       summary: 'Zones with their devices and program resolved.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ zones: Type.Array(ZoneSchema) }),
       async handler() {
@@ -132,7 +132,7 @@ export function homeOperations(home: HomeServices) {
     saveZone: defineOperation({
       name: 'zones.save',
       summary: 'Create or update a zone (devices and an optional program).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Type.Optional(Id), name: Name, deviceIds: Type.Array(Id, { maxItems: 500 }), programId: Type.Optional(Type.Union([Id, Type.Null()])) }),
       output: ZoneSchema,
       async handler(input) {
@@ -142,7 +142,7 @@ export function homeOperations(home: HomeServices) {
     removeZone: defineOperation({
       name: 'zones.remove',
       summary: 'Remove a zone (and take it out of its zone groups).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Removed,
       async handler({ id }) {
@@ -153,7 +153,7 @@ export function homeOperations(home: HomeServices) {
     zoneVolume: defineOperation({
       name: 'zones.volume',
       summary: 'Set absolute (volume 0–100) or relative (delta) volume on the zone\'s volume-capable devices, or a subset; per-device results.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         id: Id,
         volume: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
@@ -168,7 +168,7 @@ export function homeOperations(home: HomeServices) {
     runZoneProgram: defineOperation({
       name: 'zones.program.run',
       summary: 'Run the program assigned to a zone.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
       output: ProgramRunSchema,
       async handler({ id, wait }) {
@@ -178,7 +178,7 @@ export function homeOperations(home: HomeServices) {
     listZoneGroups: defineOperation({
       name: 'zone_groups.list',
       summary: 'List zone groups.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ zoneGroups: Type.Array(ZoneGroupSchema) }),
       async handler() {
@@ -188,7 +188,7 @@ export function homeOperations(home: HomeServices) {
     saveZoneGroup: defineOperation({
       name: 'zone_groups.save',
       summary: 'Create or update a zone group.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Type.Optional(Id), name: Name, zoneIds: Type.Optional(Type.Array(Id, { maxItems: 500 })) }),
       output: ZoneGroupSchema,
       async handler(input) {
@@ -198,7 +198,7 @@ export function homeOperations(home: HomeServices) {
     removeZoneGroup: defineOperation({
       name: 'zone_groups.remove',
       summary: 'Remove a zone group (its zones stay).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Removed,
       async handler({ id }) {
@@ -209,7 +209,7 @@ export function homeOperations(home: HomeServices) {
     assignZones: defineOperation({
       name: 'zone_groups.zones.assign',
       summary: 'Assign zones to a zone group; unknown zones answer 404 naming them.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, zoneIds: Type.Array(Id, { maxItems: 500 }), mode: AssignMode }),
       output: ZoneGroupSchema,
       async handler({ id, zoneIds, mode }) {
@@ -220,7 +220,7 @@ export function homeOperations(home: HomeServices) {
     listMacros: defineOperation({
       name: 'macros.list',
       summary: 'List macros.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ macros: Type.Array(MacroSchema) }),
       async handler() {
@@ -230,7 +230,7 @@ export function homeOperations(home: HomeServices) {
     saveMacro: defineOperation({
       name: 'macros.save',
       summary: 'Create or update a macro: ordered device commands with optional delays.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Type.Optional(Id), name: Name, steps: Type.Array(MacroStepSchema, { minItems: 1, maxItems: 200 }), stopOnError: Type.Optional(Type.Boolean()) }),
       output: MacroSchema,
       async handler(input) {
@@ -240,7 +240,7 @@ export function homeOperations(home: HomeServices) {
     removeMacro: defineOperation({
       name: 'macros.remove',
       summary: 'Remove a macro; refused (409) while a program runs it.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Removed,
       async handler({ id }) {
@@ -251,7 +251,7 @@ export function homeOperations(home: HomeServices) {
     runMacro: defineOperation({
       name: 'macros.run',
       summary: 'Run a macro; answers each step\'s result.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: MacroRunSchema,
       async handler({ id }) {
@@ -261,7 +261,7 @@ export function homeOperations(home: HomeServices) {
     listActionMaps: defineOperation({
       name: 'action_maps.list',
       summary: 'Mapped controls: control keys bound to device commands.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ actionMaps: Type.Array(ActionMapSchema) }),
       async handler() {
@@ -271,7 +271,7 @@ export function homeOperations(home: HomeServices) {
     saveActionMap: defineOperation({
       name: 'action_maps.save',
       summary: 'Create or update a mapped control.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         id: Type.Optional(Id),
         name: Name,
@@ -289,7 +289,7 @@ export function homeOperations(home: HomeServices) {
     removeActionMap: defineOperation({
       name: 'action_maps.remove',
       summary: 'Remove a mapped control.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Removed,
       async handler({ id }) {
@@ -300,7 +300,7 @@ export function homeOperations(home: HomeServices) {
     triggerActionMap: defineOperation({
       name: 'action_maps.trigger',
       summary: 'Run the command a mapped control binds (by id or control key).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, spaceId: Type.Optional(Id) }),
       output: Type.Intersect([DeviceActionResultSchema, Type.Object({ actionMapId: Type.String() })]),
       async handler({ id, spaceId }) {
@@ -310,7 +310,7 @@ export function homeOperations(home: HomeServices) {
     listPresets: defineOperation({
       name: 'activity_presets.list',
       summary: 'Activity presets, generated from programs and mapped controls.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ presets: Type.Array(PresetSchema) }),
       async handler() {
@@ -320,7 +320,7 @@ export function homeOperations(home: HomeServices) {
     runPreset: defineOperation({
       name: 'activity_presets.run',
       summary: 'Run an activity preset: its program, or its mapped control\'s command.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
       output: Type.Object({ presetId: Type.String(), run: Type.Optional(ProgramRunSchema), action: Type.Optional(DeviceActionResultSchema) }),
       async handler({ id, wait }) {
@@ -331,7 +331,7 @@ export function homeOperations(home: HomeServices) {
     listAlerts: defineOperation({
       name: 'alerts.list',
       summary: 'Submitted alerts, newest first, with cursor paging and filters.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
         before: Type.Optional(Type.String({ description: 'Id of the last alert of the previous page.' })),
@@ -349,7 +349,7 @@ export function homeOperations(home: HomeServices) {
     submitAlert: defineOperation({
       name: 'alerts.submit',
       summary: 'Submit an alert event.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         type: Type.String({ minLength: 1, maxLength: 100, description: 'e.g. "smoke", "door_open", "battery_low".' }),
         severity: Type.Optional(Severity),
@@ -367,7 +367,7 @@ export function homeOperations(home: HomeServices) {
     getPreferences: defineOperation({
       name: 'preferences.home.get',
       summary: 'Home screen preferences.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: PreferencesSchema,
       async handler() {
@@ -377,7 +377,7 @@ export function homeOperations(home: HomeServices) {
     updatePreferences: defineOperation({
       name: 'preferences.home.update',
       summary: 'Update home screen preferences; fields left out stay as they are.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         layout: Type.Optional(Type.Union([Type.Literal('grid'), Type.Literal('list')])),
         theme: Type.Optional(Type.Union([Type.Literal('system'), Type.Literal('light'), Type.Literal('dark')])),
@@ -395,7 +395,7 @@ export function homeOperations(home: HomeServices) {
     getFavorites: defineOperation({
       name: 'preferences.favorites.get',
       summary: 'Favorite device keys, in display order.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ favorites: Type.Array(Type.String()) }),
       async handler() {
@@ -405,7 +405,7 @@ export function homeOperations(home: HomeServices) {
     saveFavorites: defineOperation({
       name: 'preferences.favorites.save',
       summary: 'Save favorite device keys (replacing the list); unknown devices answer 404 naming them.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ favorites: Type.Array(Id, { maxItems: 200 }) }),
       output: Type.Object({ favorites: Type.Array(Type.String()) }),
       async handler({ favorites }) {
@@ -415,7 +415,7 @@ export function homeOperations(home: HomeServices) {
     listDesignProfiles: defineOperation({
       name: 'design.profiles.list',
       summary: 'Design profiles, with the active one marked.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ profiles: Type.Array(Type.Intersect([DesignProfileSchema, Type.Object({ active: Type.Boolean() })])) }),
       async handler() {
@@ -425,7 +425,7 @@ export function homeOperations(home: HomeServices) {
     selectDesignProfile: defineOperation({
       name: 'design.profiles.select',
       summary: 'Select and publish the active design profile.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ profileId: Id }),
       output: LiveDesignSchema,
       async handler({ profileId }) {
@@ -435,7 +435,7 @@ export function homeOperations(home: HomeServices) {
     liveDesign: defineOperation({
       name: 'design.live',
       summary: 'The live (active) design.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: LiveDesignSchema,
       async handler() {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operations.js';
+import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { IntentEngine } from './engine.js';
 
 const Language = Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$', description: 'Language of the sentence (`en`); default the engine\'s.' });
@@ -72,7 +72,7 @@ export function intentOperations(engine: IntentEngine) {
       name: 'intents.parse',
       summary: 'Understand a sentence: intent, slots and targets against the live home graph.',
       description: 'Local template matching (no network, no model). Nothing is executed.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ text: Text, language: Type.Optional(Language) }),
       output: ParseResultSchema,
       async handler({ text, language }) {
@@ -83,7 +83,7 @@ export function intentOperations(engine: IntentEngine) {
       name: 'intents.execute',
       summary: 'Understand a sentence and carry it out; answers with per-target results and a spoken-style sentence.',
       description: 'Device failures are reported per target, not as an error of the request.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ text: Text, language: Type.Optional(Language) }),
       output: ExecuteResultSchema,
       async handler({ text, language }) {

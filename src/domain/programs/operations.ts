@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { DomainError } from '../../platform/errors.js';
-import { defineOperation } from '../../platform/operations.js';
+import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { DeviceActionResultSchema } from '../home/schemas.js';
 import type { Step } from './model.js';
 import type { ProgramService } from './program-service.js';
@@ -28,7 +28,7 @@ export function programOperations(programs: ProgramService) {
     list: defineOperation({
       name: 'programs.list',
       summary: 'List programs with each timer\'s next fire time.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: ProgramList,
       async handler() {
@@ -39,7 +39,7 @@ export function programOperations(programs: ProgramService) {
       name: 'programs.save',
       summary: 'Create or update a program from canonical steps or from YAML (exactly one of `steps`, `yaml`).',
       description: 'YAML errors answer 400 YAML_ERROR with details {line, column}. Unknown devices, programs, macros or zones answer 422 UNKNOWN_REFERENCE; a program that would run itself 422 PROGRAM_RECURSION.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: ProgramInputSchema,
       output: ProgramSchema,
       async handler(input) {
@@ -49,7 +49,7 @@ export function programOperations(programs: ProgramService) {
     run: defineOperation({
       name: 'programs.run',
       summary: 'Run a program; answers the run at once (status running), or when it ends with wait=true.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
       output: ProgramRunSchema,
       async handler({ id, wait }) {
@@ -59,7 +59,7 @@ export function programOperations(programs: ProgramService) {
     runOff: defineOperation({
       name: 'programs.run_off',
       summary: 'Run the program\'s off path (422 NO_OFF_PATH when it has none).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
       output: ProgramRunSchema,
       async handler({ id, wait }) {
@@ -69,7 +69,7 @@ export function programOperations(programs: ProgramService) {
     remove: defineOperation({
       name: 'programs.remove',
       summary: 'Remove a program; refused with 409 PROGRAM_IN_USE naming the zones and programs that use it.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Type.Object({ removed: Type.Literal(true), id: Type.String() }),
       async handler({ id }) {
@@ -80,7 +80,7 @@ export function programOperations(programs: ProgramService) {
     copy: defineOperation({
       name: 'programs.copy',
       summary: 'Duplicate a program under a new id (its timer is copied disabled).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
       output: ProgramSchema,
       async handler({ id, name }) {
@@ -90,7 +90,7 @@ export function programOperations(programs: ProgramService) {
     timer: defineOperation({
       name: 'programs.timer',
       summary: 'Replace the timer (null removes it); the script is left as it is.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, timer: Type.Union([TimerSchema, Type.Null()]) }),
       output: ProgramSchema,
       async handler({ id, timer }) {
@@ -100,7 +100,7 @@ export function programOperations(programs: ProgramService) {
     script: defineOperation({
       name: 'programs.script',
       summary: 'Replace the steps (and optionally the off path); the timer is left as it is.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: ScriptInput,
       output: ProgramSchema,
       async handler(input) {
@@ -111,7 +111,7 @@ export function programOperations(programs: ProgramService) {
     lightingOff: defineOperation({
       name: 'programs.lighting_off',
       summary: 'Turn off every lighting device the program controls; per-device results.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id }),
       output: Type.Object({ programId: Type.String(), results: Type.Array(DeviceActionResultSchema) }),
       async handler({ id }) {
@@ -121,7 +121,7 @@ export function programOperations(programs: ProgramService) {
     runs: defineOperation({
       name: 'programs.runs',
       summary: 'Run history of a program, newest first (the last 50 runs are kept).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 20 })) }),
       output: Type.Object({ runs: Type.Array(ProgramRunSchema) }),
       async handler({ id, limit }) {
@@ -131,7 +131,7 @@ export function programOperations(programs: ProgramService) {
     getRun: defineOperation({
       name: 'programs.runs.get',
       summary: 'One program run, live while it runs.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ runId: Id }),
       output: ProgramRunSchema,
       async handler({ runId }) {
@@ -162,7 +162,7 @@ export function automationOperations(programs: ProgramService) {
     list: defineOperation({
       name: 'automations.list',
       summary: 'Automations: programs with a timer, with their next fire time.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ automations: Type.Array(Automation) }),
       async handler() {
@@ -180,7 +180,7 @@ export function automationOperations(programs: ProgramService) {
     run: defineOperation({
       name: 'automations.run',
       summary: 'Run an automation now, as its timer would (422 NOT_AN_AUTOMATION for a program without a timer).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
       output: ProgramRunSchema,
       async handler({ id, wait }) {
@@ -192,7 +192,7 @@ export function automationOperations(programs: ProgramService) {
     listSemantics: defineOperation({
       name: 'program_semantics.list',
       summary: 'The semantic tags of every program (used by intents).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ semantics: Type.Array(ProgramSemantics) }),
       async handler() {
@@ -202,7 +202,7 @@ export function automationOperations(programs: ProgramService) {
     upsertSemantic: defineOperation({
       name: 'program_semantics.upsert',
       summary: 'Add semantic tags to a program (`semantic` or `semantics`), or replace them all with `replace: true`.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ programId: Id, semantic: Type.Optional(Semantic), semantics: Type.Optional(Type.Array(Semantic, { maxItems: 50 })), replace: Type.Optional(Type.Boolean()) }),
       output: ProgramSemantics,
       async handler({ programId, semantic, semantics, replace }) {
@@ -215,7 +215,7 @@ export function automationOperations(programs: ProgramService) {
     deleteSemantic: defineOperation({
       name: 'program_semantics.delete',
       summary: 'Remove one semantic tag from a program (404 SEMANTIC_NOT_FOUND when it has no such tag).',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({ programId: Id, semantic: Semantic }),
       output: ProgramSemantics,
       async handler({ programId, semantic }) {

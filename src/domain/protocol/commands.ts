@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { defineOperation, type OperationRegistry } from '../../platform/operations.js';
+import { defineOperation, type OperationRegistry, OS_ADMIN } from '../../platform/operations.js';
 import { HUB_EVENT_TYPES } from './feed.js';
 
 export const HUB_PROTOCOL_VERSION = 1;
@@ -55,7 +55,7 @@ export function protocolOperations(registry: OperationRegistry) {
     capabilities: defineOperation({
       name: 'protocol.capabilities',
       summary: 'Protocol version, every command with its operation and payload schema, and the event types.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({
         protocolVersion: Type.Integer(),
@@ -84,7 +84,7 @@ export function protocolOperations(registry: OperationRegistry) {
     events: defineOperation({
       name: 'protocol.events',
       summary: 'The event types `hub:event` (and the SSE `event`) carry, with what each means.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({
         envelope: Type.String(),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operations.js';
+import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DeviceStateView } from './state-authority.js';
 import { DeviceStateSchema, IdParam } from '../devices/schemas.js';
@@ -9,7 +9,7 @@ export function stateOperations(devices: DeviceService, now: () => number) {
     snapshot: defineOperation({
       name: 'state.snapshot',
       summary: 'Point-in-time state of every device.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({
         at: Type.Integer({ description: 'When this snapshot was taken (ms since epoch). It holds until a device, its state or its connectivity changes, and is served unchanged until then.' }),
@@ -24,7 +24,7 @@ export function stateOperations(devices: DeviceService, now: () => number) {
       name: 'state.telemetry',
       summary: 'Recent state changes and metrics of one device, newest last.',
       description: 'Kept in memory per device, bounded by TELEMETRY_MAX_ENTRIES and TELEMETRY_MAX_AGE_SECONDS.',
-      access: 'authenticated',
+      access: OS_ADMIN,
       input: Type.Object({
         deviceId: IdParam,
         since: Type.Optional(Type.Integer({ description: 'Oldest time, ms since epoch.' })),

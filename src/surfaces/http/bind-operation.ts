@@ -1,13 +1,17 @@
 import { Type, type TObject, type TSchema } from 'typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import type { Operation, OperationContext } from '../../platform/operations.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, HTTPMethods } from 'fastify';
+import type { Operation, OperationRegistry } from '../../platform/operations.js';
+import { normalizeRefs, objectPart } from '../../platform/schema-parts.js';
 import { ErrorBody } from './errors.js';
 import { snapshotJson } from '../snapshot-json.js';
+import { callerOf, type CredentialReader } from './credentials.js';
 
 export interface RouteBinding<O extends Operation> {
   method: Extract<HTTPMethods, 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>;
   url: string;
   operation: O;
+  /** Reads the credential the request presents; the registry authenticates and authorizes it. */
+  credential: CredentialReader;
   tags?: string[];
   /** Overrides for the OpenAPI document. */
   operationId?: string;
@@ -20,50 +24,14 @@ export interface RouteBinding<O extends Operation> {
   errorSchema?: TSchema;
   /** Input fields a body route takes from the query string instead (flags such as `wait`). */
   queryFields?: string[];
+  /** Media types of a success answer that is not JSON. */
+  produces?: string[];
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const inBodyMethod = (method: string) => BODY_METHODS.has(method);
 
 function pathParams(url: string): string[] {
   return [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
-}
-
-/**
- * TypeBox names cyclic definitions by `$id` and bare `$ref`s ("Step"); JSON Schema tools resolve
- * those against ids that then clash between routes. Rewrites them as `#/$defs/Step` pointers,
- * without the ids, in a copy.
- */
-export function normalizeRefs<T>(schema: T): T {
-  const defs = (schema as { $defs?: Record<string, unknown> })?.$defs;
-  if (!defs) return schema;
-  const walk = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(walk);
-    if (!node || typeof node !== 'object') return node;
-    const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(node)) {
-      if (key === '$id' && typeof value === 'string' && Object.hasOwn(defs, value)) continue;
-      out[key] = key === '$ref' && typeof value === 'string' && Object.hasOwn(defs, value) ? `#/$defs/${value}` : walk(value);
-    }
-    return out;
-  };
-  return walk(schema) as T;
-}
-
-/**
- * The object an input schema describes, and how to put a narrowed copy of it back: a cyclic
- * schema (`{$defs, $ref}`, used by recursive step lists) keeps its definitions around the part.
- */
-function objectPart(schema: TSchema): { object: TObject; wrap(part: TObject): TSchema } {
-  const cyclic = schema as TSchema & { $defs?: Record<string, TSchema>; $ref?: string };
-  if (cyclic.$defs && typeof cyclic.$ref === 'string') {
-    const name = cyclic.$ref.replace(/^#\/\$defs\//, '');
-    const object = cyclic.$defs[name] as TObject | undefined;
-    if (!object?.properties) throw new Error(`cyclic input schema ${name} does not describe an object`);
-    return { object, wrap: (part) => ({ ...cyclic, $defs: { ...cyclic.$defs, [name]: part } }) as TSchema };
-  }
-  if (!(schema as TObject).properties) throw new Error('an operation input must be an object schema');
-  return { object: schema as TObject, wrap: (part) => part };
 }
 
 function pickProps(schema: TObject, keys: string[], keepOptional = false): TObject {
@@ -85,31 +53,40 @@ function omitProps(schema: TObject, keys: string[]): TObject {
   return { ...Type.Object(props, { additionalProperties, description }), required } as TObject;
 }
 
+function pick(source: unknown, keys: readonly string[]): Record<string, unknown> | undefined {
+  if (keys.length === 0 || !source) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (Object.hasOwn(source, key)) out[key] = (source as Record<string, unknown>)[key];
+  return out;
+}
+
 /** OpenAPI operation ids stay unique across the bases a route family is mounted under. */
 export function operationIdFor(base: string, name: string): string {
   const slug = base.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
   return `${slug}.${name}`;
 }
 
-export function contextOf(request: FastifyRequest): OperationContext {
-  return { principal: request.principal, clientAddress: request.ip, requestId: String(request.id) };
-}
+// The route's schemas document it (OpenAPI) and serialise its answer; the input is validated
+// once, by the operation registry, with the rules every surface shares.
+const validatedByTheRegistry: FastifySchemaCompiler<unknown> = () => () => true;
 
 /**
  * Binds an operation to a route. The route's params, query or body schemas are derived from
  * the operation's input schema (path parameters from the URL, the rest from the query string for
- * GET and from the body otherwise), so that the REST surface cannot drift from the operation.
+ * GET and from the body otherwise), so that the REST surface cannot drift from the operation;
+ * the handler hands the parts to `OperationRegistry.invoke` and shapes what it answers.
  */
-export function bindOperation<O extends Operation>(app: FastifyInstance, binding: RouteBinding<O>): void {
-  const { operation: op, method, url } = binding;
+export function bindOperation<O extends Operation>(app: FastifyInstance, registry: OperationRegistry, binding: RouteBinding<O>): void {
+  const { operation: op, method, url, credential } = binding;
   const params = pathParams(url);
   const input = objectPart(op.input);
-  const queryFields = inBodyMethod(method) ? (binding.queryFields ?? []) : [];
+  const inBody = BODY_METHODS.has(method);
+  const queryFields = inBody ? (binding.queryFields ?? []) : [];
   const rest = input.wrap(omitProps(input.object, [...params, ...queryFields]));
   const flags = queryFields.length > 0 ? pickProps(input.object, queryFields, true) : undefined;
-  const inBody = BODY_METHODS.has(method);
   const successStatus = binding.successStatus ?? 200;
   const errorSchema = binding.errorSchema ?? ErrorBody;
+  const routeOnly = [...params, ...queryFields];
   // The last frozen answer's bytes: one per route, so memory stays bounded.
   let lastSnapshot: { body: object; bytes: Buffer } | undefined;
 
@@ -117,11 +94,13 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
     method,
     url,
     config: { access: op.access === 'public' ? 'public' : 'authenticated' },
+    validatorCompiler: validatedByTheRegistry,
     schema: {
       summary: op.summary,
       description: op.description ?? `Operation \`${op.name}\`.`,
       tags: binding.tags,
       operationId: binding.operationId,
+      ...(binding.produces ? { produces: binding.produces } : {}),
       ...(op.access === 'public' ? { security: [] } : {}),
       ...(params.length > 0 ? { params: pickProps(input.object, params) } : {}),
       ...(inBody ? { body: normalizeRefs(rest), ...(flags ? { querystring: flags } : {}) } : { querystring: rest }),
@@ -131,33 +110,37 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, binding
         '5xx': errorSchema,
       },
     },
-    // An absent body means "no fields", so that a bare POST meets the same validation as `{}`.
-    preValidation: inBody
-      ? async (request) => {
-          if (request.body === undefined || request.body === null) request.body = {};
-        }
-      : undefined,
     handler: async (request, reply) => {
-      const fromBody = inBody ? { ...(request.body as Record<string, unknown>) } : undefined;
+      let body = request.body;
       // Path and query fields come only from where the route declares them.
-      if (fromBody) for (const key of [...params, ...queryFields]) delete fromBody[key];
-      const input = {
-        ...(fromBody ?? (request.query as object)),
-        ...(flags ? (request.query as object) : {}),
-        ...(request.params as object),
-      };
-      const result = await op.handler(input as never, contextOf(request));
+      if (inBody && routeOnly.length > 0 && body !== null && typeof body === 'object' && !Array.isArray(body)) {
+        const copy = { ...(body as Record<string, unknown>) };
+        for (const key of routeOnly) delete copy[key];
+        body = copy;
+      }
+      const result = await registry.invoke(
+        op.name,
+        {
+          json: inBody ? body : undefined,
+          jsonLabel: inBody ? 'body' : 'querystring',
+          text: {
+            querystring: inBody ? pick(request.query, queryFields) : (request.query as Record<string, unknown>),
+            params: params.length > 0 ? (request.params as Record<string, unknown>) : undefined,
+          },
+        },
+        callerOf(request, credential),
+      );
       reply.code(successStatus);
-      const body = binding.respond ? binding.respond.shape(result, request, reply) : result;
+      const answer = binding.respond ? binding.respond.shape(result, request, reply) : result;
       // A frozen answer is made of shared, unchanging snapshots (the device list, the state
       // snapshot): their JSON is reused, and an identical answer's bytes are written as they are.
       // The response schema's serialiser is bypassed, so the domain must freeze only values
       // whose fields are exactly the schema's (device views and state views are).
-      if (body !== null && typeof body === 'object' && Object.isFrozen(body)) {
-        if (lastSnapshot?.body !== body) lastSnapshot = { body, bytes: Buffer.from(snapshotJson(body)) };
+      if (answer !== null && typeof answer === 'object' && Object.isFrozen(answer)) {
+        if (lastSnapshot?.body !== answer) lastSnapshot = { body: answer, bytes: Buffer.from(snapshotJson(answer)) };
         return reply.type('application/json; charset=utf-8').send(lastSnapshot.bytes);
       }
-      return body;
+      return answer;
     },
   });
 }

@@ -27,6 +27,7 @@ const STATUS_BY_KIND: Record<FailureKind, number> = {
   upstream_failed: 502,
   unavailable: 503,
   timeout: 504,
+  internal: 500,
 };
 
 export interface HttpFailure {
@@ -69,7 +70,7 @@ export function toHttpFailure(err: unknown): HttpFailure {
       message: err.message,
       details: err.details,
       retryAfterSeconds: err.retryAfterSeconds,
-      unexpected: false,
+      unexpected: err.kind === 'internal' && !err.logged,
     };
   }
   const fe = err as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };

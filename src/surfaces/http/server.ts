@@ -17,7 +17,6 @@ import type { FeedFanout } from '../realtime/feed-fanout.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
 import { createDefsHoister } from './openapi-defs.js';
 import { OneLinePerRequest } from './request-log.js';
-import { validatorCompiler } from './validation.js';
 import { webUi } from './web-ui/index.js';
 import './types.js';
 
@@ -46,7 +45,6 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     genReqId: () => randomUUID(),
     trustProxy: false,
   });
-  app.setValidatorCompiler(validatorCompiler);
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
     if (route.url === '*' || route.url.includes('*')) return;
@@ -113,7 +111,7 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   for (const base of OS_API_BASES) await app.register(osApi, { prefix: base, hub, base, stateStreams });
   for (const base of APP_API_BASES) await app.register(appApi, { prefix: base, hub, base });
   for (const base of REMOTE_BASES) await app.register(remoteApi, { prefix: base, hub, base });
-  await app.register(adminApi, { prefix: '/admin', hub, version });
+  await app.register(adminApi, { prefix: '/admin', hub });
   await app.register(webUi, { prefix: '/os', hub });
   if (hub.config.isDevelopment) await app.register(debugApi, { prefix: '/dev', hub, routes });
 

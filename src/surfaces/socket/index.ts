@@ -1,12 +1,10 @@
 import type http from 'node:http';
 import { Server, type Namespace, type Socket } from 'socket.io';
-import { Compile } from 'typebox/compile';
-import { OS_API_SCOPE } from '../../domain/auth/model.js';
 import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/commands.js';
 import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
 import { DomainError } from '../../platform/errors.js';
-import type { Operation, Principal } from '../../platform/operations.js';
+import type { Caller, Credential, Scope } from '../../platform/operations.js';
 import { Newcomers, type FeedFanout } from '../realtime/feed-fanout.js';
 import { batchWebSocketFlushes } from './batched-writes.js';
 import { asPlainJson, plainJsonParser } from './json-packets.js';
@@ -51,16 +49,30 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     pingTimeout: 20_000,
   });
 
-  const authenticate = (socket: Socket, next: (err?: Error) => void) => {
+  // Socket namespaces serve the OS API's household administration (CONTRACT: handshake auth).
+  const admits: readonly Scope[] = ['os_api_admin'];
+  const credentialOf = (socket: Socket): Credential | undefined => {
     const fromAuth = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
     const fromQuery = socket.handshake.query.accessToken;
     const token = typeof fromAuth === 'string' ? fromAuth : typeof fromQuery === 'string' ? fromQuery : undefined;
-    if (!token) return next(authError('AUTH_REQUIRED', 'Connect with auth: {token: <access token>}.'));
-    const principal = hub.auth.authenticate(token, ['access']);
-    if (!principal) return next(authError('INVALID_TOKEN', 'The access token is unknown, expired or revoked.'));
-    if (principal.scope !== OS_API_SCOPE) return next(authError('INSUFFICIENT_SCOPE', `Socket namespaces need a token with scope ${OS_API_SCOPE}.`));
-    socket.data.principal = principal;
-    next();
+    return token ? { token, admits } : undefined;
+  };
+  // Every call presents the handshake's token again, so a revoked token stops working at once.
+  const callerOf = (socket: Socket, requestId: string): Caller => ({
+    credential: socket.data.credential as Credential | undefined,
+    clientAddress: socket.handshake.address,
+    requestId,
+  });
+  const authenticate = (socket: Socket, next: (err?: Error) => void) => {
+    const credential = credentialOf(socket);
+    try {
+      socket.data.principal = hub.operations.authenticate(credential);
+      socket.data.credential = credential;
+      next();
+    } catch (err) {
+      if (!(err instanceof DomainError)) return next(err as Error);
+      next(authError(err.code, err.message));
+    }
   };
   // The main namespace carries nothing, but it must not be an unauthenticated way in either.
   io.of('/').use(authenticate);
@@ -100,41 +112,30 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }));
   hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e));
 
-  nsp.deviceState.on('connection', (socket) => {
+  nsp.deviceState.on('connection', async (socket) => {
     track(socket, joined.deviceState);
-    for (const device of hub.devices.registry.list()) {
-      socket.emit('device:state:snapshot', asPlainJson({ deviceId: device.id, state: hub.devices.state.get(device.id).state }));
-    }
+    const outcome = await run(hub.ops.state.snapshot.name, {}, socket, `${socket.id}:snapshot`);
+    if (!outcome.ok) return socket.disconnect(true);
+    const { devices } = outcome.data as { devices: Record<string, { state: Record<string, unknown> }> };
+    for (const deviceId in devices) socket.emit('device:state:snapshot', asPlainJson({ deviceId, state: devices[deviceId]!.state }));
   });
 
-  nsp.designer.on('connection', (socket) => socket.emit('designer:published', hub.home.design.live()));
-
-  const validators = new Map<string, ReturnType<typeof Compile>>();
-  const validatorFor = (op: Operation) => {
-    let v = validators.get(op.name);
-    if (!v) {
-      v = Compile(op.input);
-      validators.set(op.name, v);
-    }
-    return v;
-  };
+  nsp.designer.on('connection', async (socket) => {
+    const outcome = await run(hub.ops.home.liveDesign.name, {}, socket, `${socket.id}:design`);
+    if (outcome.ok) socket.emit('designer:published', outcome.data);
+  });
 
   type Outcome = { ok: true; data: unknown } | { ok: false; data: { error: { code: string; message: string; details?: unknown } } };
 
-  /** Validates a payload against the operation's input schema and runs it, as REST would. */
-  const run = async (op: Operation, payload: unknown, socket: Socket, requestId: string): Promise<Outcome> => {
-    const validator = validatorFor(op);
-    if (!validator.Check(payload)) {
-      const details = validator.Errors(payload).slice(0, 5).map((e) => ({ field: `payload${e.instancePath.replace(/\//g, '.')}`, message: e.message }));
-      return { ok: false, data: { error: { code: 'INVALID_PAYLOAD', message: `${details[0]?.field ?? 'payload'} ${details[0]?.message ?? 'is invalid'}`, details } } };
-    }
+  /** Runs an operation through the registry, as REST does, and says how it went. */
+  const run = async (operation: string, payload: unknown, socket: Socket, requestId: string): Promise<Outcome> => {
     try {
-      const data = await op.handler(payload as never, { principal: socket.data.principal as Principal, clientAddress: socket.handshake.address, requestId });
-      return { ok: true, data };
+      return { ok: true, data: await hub.operations.invoke(operation, { json: payload, jsonLabel: 'payload' }, callerOf(socket, requestId)) };
     } catch (err) {
-      if (err instanceof DomainError) return { ok: false, data: { error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } } };
-      log.error({ err, operation: op.name }, 'socket operation failed');
-      return { ok: false, data: { error: { code: 'INTERNAL_ERROR', message: 'The command failed unexpectedly.' } } };
+      if (!(err instanceof DomainError)) throw err;
+      // CONTRACT names a payload that fails validation INVALID_PAYLOAD on this surface.
+      const code = err.code === 'VALIDATION_FAILED' ? 'INVALID_PAYLOAD' : err.code;
+      return { ok: false, data: { error: { code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } } };
     }
   };
 
@@ -149,16 +150,16 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
         if (typeof ack === 'function') ack(response);
       };
       const operationName = Object.hasOwn(HUB_COMMANDS, command) ? HUB_COMMANDS[command as HubCommandName] : undefined;
-      if (!operationName || !hub.operations.has(operationName)) {
+      if (!operationName) {
         return answer({ ok: false, data: { error: { code: 'UNKNOWN_COMMAND', message: `Unknown command ${JSON.stringify(command)}; GET_PROTOCOL_CAPABILITIES lists them.` } } });
       }
-      answer(await run(hub.operations.get(operationName), message.payload ?? {}, socket, `${socket.id}:${String(requestId ?? command)}`));
+      answer(await run(operationName, message.payload ?? {}, socket, `${socket.id}:${String(requestId ?? command)}`));
     });
   });
 
   nsp.irTest.on('connection', (socket) => {
     socket.on('ir:send', async (message: unknown, ack?: unknown) => {
-      const outcome = await run(hub.ops.devices.testIr, message ?? {}, socket, `${socket.id}:ir:send`);
+      const outcome = await run(hub.ops.devices.testIr.name, message ?? {}, socket, `${socket.id}:ir:send`);
       const body = outcome.ok ? { ok: true, data: outcome.data } : { ok: false, error: outcome.data.error };
       if (typeof ack === 'function') ack(body);
       else socket.emit('ir:result', body);

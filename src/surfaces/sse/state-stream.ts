@@ -5,6 +5,8 @@ import type { Hub } from '../../hub.js';
 import { Newcomers, type FanoutLogger, type FeedFanout } from '../realtime/feed-fanout.js';
 import { ErrorBody } from '../http/errors.js';
 import { operationIdFor } from '../http/bind-operation.js';
+import { callerOf } from '../http/credentials.js';
+import { osApiStreamCredential } from '../http/os-api/options.js';
 import { SseStream, frame, lastEventIdOf } from './sse.js';
 
 const framed = new WeakMap<FeedItem, string>();
@@ -93,6 +95,10 @@ export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string; stat
       },
     },
     async (request, reply) => {
+      // The snapshot operation also authenticates the stream's token, before anything is sent.
+      const { devices } = (await hub.operations.invoke(hub.ops.state.snapshot.name, {}, callerOf(request, osApiStreamCredential))) as {
+        devices: Record<string, { state: Record<string, unknown> }>;
+      };
       const stream = new SseStream(reply, { heartbeatMs: hub.config.ssePingIntervalMs, maxBufferedBytes: hub.config.sseMaxBufferBytes });
       stream.send('ready', {});
       const resumeFrom = Number(lastEventIdOf(request));
@@ -101,7 +107,7 @@ export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string; stat
         for (const item of missed) if (!stream.sendFrame(feedFrame(item))) return;
       } else {
         const snapshot: Record<string, unknown> = {};
-        for (const device of hub.devices.registry.list()) snapshot[device.id] = hub.devices.state.get(device.id).state;
+        for (const id in devices) snapshot[id] = devices[id]!.state;
         stream.send('snapshot', snapshot, hub.feed.lastSeq);
       }
       stateStreams.add(stream, hub.feed.lastSeq);

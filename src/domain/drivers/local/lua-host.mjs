@@ -1,17 +1,36 @@
 #!/usr/bin/env node
-// Runs one Lua 5.4 driver inside wasmoon and bridges the local driver process protocol:
-// newline-delimited JSON on stdin (hub → driver) and stdout (driver → hub).
+// Runs one Lua 5.4 driver inside wasmoon for the local driver process protocol: newline-delimited
+// JSON on stdin (hub → driver) and stdout (driver → hub).
 //
 //   node lua-host.mjs <driver.lua>
 //
-// The script sees a global table `hub`:
+// A Lua driver is an ordinary Lua program. stdin and stdout are the process's own, reached
+// synchronously: io.read("l") / io.read("*l") / io.lines() block until the hub's next line (nil at
+// the end of input), and print(), io.write() and io.stdout:write() reach the hub when they return
+// (stdout is unbuffered). stdout carries the protocol only: log to io.stderr or with hub.log.
+//
+// Two ways to write a driver, told apart by what the main chunk does:
+//   plain mode     the main chunk reads stdin itself, in a loop, and answers every message
+//                  (PING included) like a Python driver does. When it returns, the host exits
+//                  with code 0 (as `lua driver.lua` would).
+//   callback mode  the main chunk registers hub.on_message handlers (and/or timers) and returns.
+//                  The host then reads the rest of stdin itself (lines the main chunk had not
+//                  read yet included), answers PING, and calls the handlers with every other
+//                  message; timers run between messages. From then on stdin belongs to the host:
+//                  io.read on stdin reads as end of input (with one warning on stderr).
+// A main chunk that registered nothing returns into an exit, and so does one that read stdin to
+// its end: handlers are only ever called after the main chunk has returned, and timers only fire
+// while no Lua code is running (never while a plain-mode loop waits in io.read).
+//
+// The optional `hub` table, in both modes:
 //   hub.send(tbl)              writes tbl as one JSON line to stdout (a driver event)
-//   hub.on_message(fn)         fn(msg) is called with every message from the hub, as a Lua table
-//                              (ACTION, COMMAND_EXECUTE, DRIVER_STATUS, ...); PING is answered by the host
+//   hub.on_message(fn)         callback mode: fn(msg) is called with every message from the hub
+//                              as a Lua table (ACTION, COMMAND_EXECUTE, DRIVER_STATUS, ...);
+//                              PING is answered by the host
 //   hub.log(...)               writes a line to stderr (the hub logs it under the driver's name)
-//   hub.env(name)              an environment variable, or nil
-//   hub.set_timeout(ms, fn)    runs fn once after ms; returns an id
-//   hub.set_interval(ms, fn)   runs fn every ms; returns an id
+//   hub.env(name)              an environment variable, or nil (os.getenv works too)
+//   hub.set_timeout(ms, fn)    runs fn once after ms; returns an id (callback mode)
+//   hub.set_interval(ms, fn)   runs fn every ms; returns an id (callback mode)
 //   hub.clear_timer(id)        cancels either
 //   hub.now()                  milliseconds since the Unix epoch
 //   hub.json_encode(v)         JSON text of a Lua value
@@ -21,15 +40,17 @@
 //   hub.array(t), hub.object(t) mark a table as a JSON array / object (matters for empty tables,
 //                              which otherwise encode as {})
 //   hub.driver_key             the driver's key (HCS_DRIVER_KEY)
-// print() and io.write() go to stderr: stdout carries the protocol only. require() finds modules
-// next to the driver file and in the working directory; Lua's file functions see only the mounted
-// .lua files (a virtual file system), not the host's disk.
+// require("json") gives { encode, decode, null, array, object } (the functions above) unless the
+// driver brings its own json.lua. require() finds modules next to the driver file and in the
+// working directory; Lua's file functions see only the mounted .lua files (a virtual file
+// system), not the host's disk.
 // An error in a handler or timer is written to stderr and the host carries on; an error in the
-// main chunk exits with code 1. The host exits with code 0 when stdin ends (the hub went away).
+// main chunk exits with code 1. In callback mode the host exits with code 0 when stdin ends (the
+// hub went away).
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { LuaFactory } from 'wasmoon';
+import { installStandardStreams, StdinLines, writeAllSync } from './lua-stdio.mjs';
 
 const MAX_LUA_FILES = 500;
 const MAX_LUA_BYTES = 16 * 1024 * 1024;
@@ -298,32 +319,44 @@ function __hub_dispatch(line)
   end
 end
 
+-- Whether the host should stay and serve messages and timers once the main chunk has returned.
+function __hub_has_callbacks()
+  return #handlers > 0 or next(timers) ~= nil
+end
+
 hub.driver_key = native_env("HCS_DRIVER_KEY")
 
--- stdout belongs to the protocol: everything printed goes to stderr.
-print = function(...) native_stderr(to_line(...)) end
-io.stdout = io.stderr
-io.output(io.stderr)
-io.write = function(...) return io.stderr:write(...) end
+-- The hub waits for answers line by line: nothing may sit in a buffer.
+io.stdout:setvbuf("no")
+
+-- require("json"), last in line: a json.lua of the driver's own comes first.
+local json = { encode = hub.json_encode, decode = hub.json_decode, null = null, array = hub.array, object = hub.object }
+table.insert(package.searchers, function(name)
+  if name == "json" then return function() return json end, ":hub:" end
+  return "\n\tno module '" .. name .. "' built into the Lua host"
+end)
 
 _G.hub = hub
 `;
 
-/** os.exit() in Lua surfaces as emscripten's ExitStatus: honour its code. */
-function exitIfExitStatus(err) {
+/** The hub closed its end of stdout: nobody is listening any more. */
+const quitQuietly = () => process.exit(0);
+
+/** os.exit() in Lua surfaces as emscripten's ExitStatus: honour its code. Returns otherwise. */
+function exitOnExitStatus(err) {
   if (err && typeof err === 'object' && typeof err.status === 'number' && (err.name === 'ExitStatus' || /exit\(/.test(String(err.message)))) {
-    process.stdout.write('', () => process.exit(err.status));
-    return true;
+    // Every write was synchronous: nothing is left to flush.
+    process.exit(err.status);
   }
-  return false;
 }
 
 function describe(err) {
   return err instanceof Error ? err.message : typeof err === 'object' && err !== null && 'message' in err ? String(err.message) : String(err);
 }
 
+// Written like Lua's own output, synchronously, so that the order on each stream is the order of the calls.
 function stderrLine(text) {
-  process.stderr.write(`${String(text).replace(/\n+$/, '')}\n`);
+  writeAllSync(2, `${String(text).replace(/\n+$/, '')}\n`);
 }
 
 /** Every .lua file under the driver's folder, so that require() finds the driver's modules. */
@@ -360,6 +393,26 @@ function virtualPath(file) {
   return p.startsWith('/') ? p : `/${p.replace(/^[A-Za-z]:/, '')}`;
 }
 
+/** Splits the bytes the host reads from stdin in callback mode into lines for the Lua handlers. */
+function lineFeeder(onLine) {
+  let partial = Buffer.alloc(0);
+  return {
+    push(chunk) {
+      let bytes = partial.length > 0 ? Buffer.concat([partial, chunk]) : chunk;
+      let newline;
+      while ((newline = bytes.indexOf(10)) !== -1) {
+        onLine(bytes.subarray(0, newline).toString('utf8'));
+        bytes = bytes.subarray(newline + 1);
+      }
+      partial = bytes;
+    },
+    end() {
+      if (partial.length > 0) onLine(partial.toString('utf8'));
+      partial = Buffer.alloc(0);
+    },
+  };
+}
+
 async function main() {
   const file = process.argv[2];
   if (!file) {
@@ -373,8 +426,6 @@ async function main() {
     process.exit(1);
   }
 
-  process.stdout.on('error', () => process.exit(0));
-
   // Modules are looked up next to the driver file, then in the working directory (the manifest's
   // folder, as the supervisor starts it); every .lua file below that folder is mounted.
   const cwd = process.cwd();
@@ -384,13 +435,15 @@ async function main() {
   const files = luaFilesUnder(root);
   if (!files.includes(driverFile)) files.push(driverFile);
   for (const f of files) await factory.mountFile(virtualPath(f), fs.readFileSync(f));
+  // process.stdin is never touched before callback mode: a Node stream would make descriptor 0
+  // non-blocking under the synchronous reads.
+  const stdin = new StdinLines(stderrLine);
+  installStandardStreams((await factory.getLuaModule()).module.FS, { stdin, onBrokenPipe: quitQuietly });
   const lua = await factory.createEngine();
 
   const timers = new Map();
   let fireTimer;
-  lua.global.set('__hub_write', (text) => {
-    process.stdout.write(`${text}\n`);
-  });
+  lua.global.set('__hub_write', (text) => writeAllSync(1, `${text}\n`, quitQuietly));
   lua.global.set('__hub_stderr', (text) => stderrLine(text));
   lua.global.set('__hub_env', (name) => process.env[name] ?? undefined);
   lua.global.set('__hub_now', () => Date.now());
@@ -400,7 +453,8 @@ async function main() {
       try {
         fireTimer(id);
       } catch (err) {
-        if (!exitIfExitStatus(err)) stderrLine(`lua error in timer: ${describe(err)}`);
+        exitOnExitStatus(err);
+        stderrLine(`lua error in timer: ${describe(err)}`);
       }
     };
     timers.set(id, { handle: repeating ? setInterval(fire, Math.max(1, ms)) : setTimeout(fire, ms), repeating });
@@ -419,28 +473,36 @@ async function main() {
   await lua.doString('package.path = __hub_package_path; __hub_package_path = nil');
   fireTimer = lua.global.get('__hub_fire_timer');
   const dispatch = lua.global.get('__hub_dispatch');
+  const hasCallbacks = lua.global.get('__hub_has_callbacks');
 
   try {
     await lua.doFile(virtualPath(driverFile));
   } catch (err) {
-    if (exitIfExitStatus(err)) return;
+    exitOnExitStatus(err);
     stderrLine(`lua error in ${path.basename(driverFile)}: ${describe(err)}`);
     process.exit(1);
   }
 
-  const input = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-  input.on('line', (line) => {
+  // Plain mode ends with its main chunk; so does a driver whose input is already over.
+  if (stdin.exhausted || !hasCallbacks()) process.exit(0);
+
+  // Callback mode: the host reads stdin from here on, starting with what Lua left unread.
+  const feeder = lineFeeder((line) => {
     if (line.trim() === '') return;
     try {
       dispatch(line);
     } catch (err) {
-      if (!exitIfExitStatus(err)) stderrLine(`lua error in message dispatch: ${describe(err)}`);
+      exitOnExitStatus(err);
+      stderrLine(`lua error in message dispatch: ${describe(err)}`);
     }
   });
-  input.on('close', () => {
-    for (const t of timers.values()) (t.repeating ? clearInterval : clearTimeout)(t.handle);
-    process.stdout.write('', () => process.exit(0));
+  feeder.push(stdin.takeOver('the main chunk returned and hub.on_message receives the messages'));
+  process.stdin.on('data', (chunk) => feeder.push(chunk));
+  process.stdin.on('end', () => {
+    feeder.end();
+    process.exit(0);
   });
+  process.stdin.on('error', quitQuietly);
 }
 
 main().catch((err) => {

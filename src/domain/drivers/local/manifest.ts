@@ -6,8 +6,9 @@ import { MAX_DRIVER_MESSAGE_BYTES } from '../messages.js';
 
 /**
  * Local driver manifests (`*.driver.json`): the schema of their members, and loading them from
- * a folder tree. A manifest that fails any check is reported and skipped; it never stops the
- * others from loading.
+ * a folder tree. The schema describes the keyed form; the lenient forms a manifest may use
+ * (lists of names) are rewritten to it first. A manifest that fails any check is reported and
+ * skipped; it never stops the others from loading.
  */
 
 export const MANIFEST_SUFFIX = '.driver.json';
@@ -28,7 +29,7 @@ const EnvNamePattern = '^[A-Za-z_][A-Za-z0-9_]{0,127}$';
 export const DriverPropertySchema = Type.Object(
   {
     type: Type.Enum(['string', 'number', 'integer', 'boolean'], {
-      description: 'Value type. `integer` accepts whole numbers only; `number` any finite number.',
+      description: 'Value type. `integer` accepts whole numbers only; `number` any finite number. A manifest may leave it out: it is then `string`.',
     }),
     title: Type.Optional(Type.String({ maxLength: 200, description: 'Label shown to the user in the setup form.' })),
     description: Type.Optional(Type.String({ maxLength: 2000, description: 'Help text shown below the field.' })),
@@ -66,7 +67,7 @@ const propertySet = (description: string) =>
   Type.Record(Type.String({ pattern: NamePattern }), DriverPropertySchema, { additionalProperties: false, maxProperties: 100, description });
 
 export const DriverProperties = propertySet(
-  'Setup properties the user fills in, by name (letters, digits, `_`; not starting with a digit; at most 64 characters). Example: `{"host": {"type": "string", "title": "Host", "required": true}, "pollSeconds": {"type": "integer", "default": 30, "minimum": 5}, "apiKey": {"type": "string", "secret": true}}`.',
+  'Setup properties the user fills in, by name (letters, digits, `_`; not starting with a digit; at most 64 characters). A manifest may also list them: `["host", {"name": "port", "type": "integer"}]`. Example: `{"host": {"type": "string", "title": "Host", "required": true}, "pollSeconds": {"type": "integer", "default": 30, "minimum": 5}, "apiKey": {"type": "string", "secret": true}}`.',
 );
 export type DriverProperties = Static<typeof DriverProperties>;
 
@@ -84,7 +85,7 @@ export const DriverCommands = Type.Record(Type.String({ pattern: CommandNamePatt
   additionalProperties: false,
   maxProperties: 500,
   description:
-    'The command catalog, by command name (`^[A-Za-z0-9_.:-]{1,100}$`). An action whose command is in the catalog reaches the process as `COMMAND_EXECUTE`, any other as `ACTION`. Example: `{"reboot": {"title": "Reboot", "params": {"delaySeconds": {"type": "integer", "default": 0}}}}`.',
+    'The command catalog, by command name (`^[A-Za-z0-9_.:-]{1,100}$`); a manifest may also list them: `["play", {"name": "reboot", "title": "Reboot"}]`. An action whose command is in the catalog reaches the process as `COMMAND_EXECUTE`, any other as `ACTION`. Example: `{"reboot": {"title": "Reboot", "params": {"delaySeconds": {"type": "integer", "default": 0}}}}`.',
 });
 export type DriverCommands = Static<typeof DriverCommands>;
 
@@ -310,8 +311,60 @@ function isInside(dir: string, target: string): boolean {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
+type JsonObject = Record<string, unknown>;
+const isJsonObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A named set written as a list (`["a", {"name": "b", …}]`) as the keyed object the schema
+ * describes (`{"a": {}, "b": {…}}`); a keyed object has `entry` applied to each member.
+ */
+function keyedByName(value: unknown, where: string, what: string, entry: (item: unknown, name: string) => unknown): unknown {
+  if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, entry(item, name)]));
+  if (!Array.isArray(value)) throw new Error(`invalid manifest: ${where} must be an object keyed by ${what} name, or a list`);
+  // A Map, then fromEntries: a member called "__proto__" stays a member.
+  const byName = new Map<string, unknown>();
+  value.forEach((item: unknown, index) => {
+    const at = `${where}/${index}`;
+    let name: unknown;
+    let rest: JsonObject = {};
+    if (typeof item === 'string') name = item;
+    else if (isJsonObject(item)) ({ name, ...rest } = item);
+    if (typeof name !== 'string') throw new Error(`invalid manifest: ${at} must be a ${what} name or an object with a "name" string`);
+    if (byName.has(name)) throw new Error(`invalid manifest: ${at}/name "${name}" is declared twice in ${where}`);
+    byName.set(name, entry(rest, name));
+  });
+  return Object.fromEntries(byName);
+}
+
+const propertyEntry = (item: unknown): unknown => (isJsonObject(item) && !('type' in item) ? { type: 'string', ...item } : item);
+
+function commandEntry(item: unknown, name: string): unknown {
+  if (!isJsonObject(item)) return item;
+  // `label` is what DEVICE_DISCOVERED calls a command's title.
+  const { label, ...command } = item;
+  if (label !== undefined && command.title === undefined) command.title = label;
+  else if (label !== undefined) command.label = label;
+  if (command.params !== undefined) command.params = keyedByName(command.params, `/commands/${name}/params`, 'parameter', propertyEntry);
+  return command;
+}
+
+/**
+ * The lenient forms of a manifest rewritten to the one the schema checks: `properties`,
+ * `commands` and a command's `params` may be lists of names or of objects with a `name`; a
+ * property without `type` is a string; a command's `label` is its `title`. Throws, naming the
+ * list entry, when an entry has no name or repeats one.
+ */
+function normalizeManifest(raw: unknown): unknown {
+  if (!isJsonObject(raw)) return raw;
+  const out: JsonObject = { ...raw };
+  if (raw.properties !== undefined) out.properties = keyedByName(raw.properties, '/properties', 'property', propertyEntry);
+  if (raw.commands !== undefined) out.commands = keyedByName(raw.commands, '/commands', 'command', commandEntry);
+  return out;
+}
+
 /** Validates one parsed manifest found at `manifestPath`. Throws an Error with the reason. */
-async function validate(raw: unknown, manifestPath: string, relFile: string, options: LoadOptions): Promise<LoadedManifest> {
+async function validate(parsed: unknown, manifestPath: string, relFile: string, options: LoadOptions): Promise<LoadedManifest> {
+  const raw = normalizeManifest(parsed);
   if (!manifestCheck.Check(raw)) {
     const problems = describeSchemaErrors(manifestCheck.Errors(raw)).slice(0, 3);
     throw new Error(`invalid manifest: ${problems.join('; ') || 'does not match the manifest schema'}`);

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Hub } from '../../../hub.js';
-import { SESSION_COOKIE, authenticationHook } from '../authenticate.js';
+import { SESSION_COOKIE, requestCredential } from '../credentials.js';
 import { errorHandler, notFoundHandler } from '../error-handler.js';
 import { Envelope, FailureEnvelope, envelopeFailure, ok } from './envelope.js';
 import { bindOperation, operationIdFor } from '../bind-operation.js';
@@ -15,17 +15,19 @@ export interface AppApiOptions {
 
 /**
  * The legacy App API: the same operations as the OS API, answered in the `{status, message,
- * data}` envelope, authenticated by the session cookie or a bearer token of any user.
+ * data}` envelope; requests present the session cookie or a bearer token of any account.
  */
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base }) => {
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
-  app.addHook('onRequest', authenticationHook(hub.auth, { acceptCookie: true }));
 
   const { login, logout, me } = hub.ops.auth;
   const tags = ['app-api'];
+  // Any account's token, as a bearer header or the session cookie (appAuth).
+  const credential = requestCredential({ admits: ['os_api_admin', 'app'], cookie: true });
 
-  bindOperation(app, {
+  bindOperation(app, hub.operations, {
+    credential,
     method: 'POST',
     url: '/auth/login',
     operation: login,
@@ -49,7 +51,8 @@ export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base
     },
   });
 
-  bindOperation(app, {
+  bindOperation(app, hub.operations, {
+    credential,
     method: 'POST',
     url: '/auth/logout',
     operation: logout,
@@ -65,7 +68,8 @@ export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base
     },
   });
 
-  bindOperation(app, {
+  bindOperation(app, hub.operations, {
+    credential,
     method: 'GET',
     url: '/auth/me',
     operation: me,

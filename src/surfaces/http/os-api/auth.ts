@@ -3,7 +3,7 @@ import { osRoutes, type OsApiOptions } from './options.js';
 
 export const authRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
   const { login, me, streamToken, logout } = hub.ops.auth;
-  const route = osRoutes(app, base, ['auth']);
+  const route = osRoutes(app, hub, base, ['auth']);
   route('POST', '/auth/login', login);
   route('GET', '/auth/me', me);
   route('POST', '/auth/stream-token', streamToken);

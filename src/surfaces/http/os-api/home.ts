@@ -4,7 +4,7 @@ import { osRoutes, type OsApiOptions } from './options.js';
 export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
   const ops = hub.ops.home;
 
-  const spaces = osRoutes(app, base, ['spaces']);
+  const spaces = osRoutes(app, hub, base, ['spaces']);
   spaces('GET', '/spaces', ops.listSpaces);
   spaces('POST', '/spaces/save', ops.saveSpace);
   spaces('POST', '/spaces/:id/remove', ops.removeSpace);
@@ -13,7 +13,7 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   spaces('GET', '/spaces/:id/remote-sources', ops.remoteSources);
   spaces('POST', '/spaces/:id/remote-sources/:sourceId/activate', ops.activateSource);
 
-  const zones = osRoutes(app, base, ['zones']);
+  const zones = osRoutes(app, hub, base, ['zones']);
   zones('GET', '/zones', ops.listZones);
   zones('POST', '/zones/save', ops.saveZone);
   zones('POST', '/zones/:id/remove', ops.removeZone);
@@ -24,7 +24,7 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   zones('POST', '/zone-groups/:id/remove', ops.removeZoneGroup);
   zones('POST', '/zone-groups/:id/zones/assign', ops.assignZones);
 
-  const macros = osRoutes(app, base, ['macros']);
+  const macros = osRoutes(app, hub, base, ['macros']);
   macros('GET', '/macros', ops.listMacros);
   macros('POST', '/macros/save', ops.saveMacro);
   macros('POST', '/macros/:id/remove', ops.removeMacro);
@@ -36,17 +36,17 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   macros('GET', '/activity-presets', ops.listPresets);
   macros('POST', '/activity-presets/:id/run', ops.runPreset, { queryFields: ['wait'] });
 
-  const alerts = osRoutes(app, base, ['alerts']);
+  const alerts = osRoutes(app, hub, base, ['alerts']);
   alerts('GET', '/alerts/submissions', ops.listAlerts);
   alerts('POST', '/alerts/submissions', ops.submitAlert, { successStatus: 201 });
 
-  const prefs = osRoutes(app, base, ['preferences']);
+  const prefs = osRoutes(app, hub, base, ['preferences']);
   prefs('GET', '/preferences/home', ops.getPreferences);
   prefs('POST', '/preferences/home', ops.updatePreferences);
   prefs('GET', '/preferences/home/favorites', ops.getFavorites);
   prefs('POST', '/preferences/home/favorites', ops.saveFavorites);
 
-  const design = osRoutes(app, base, ['design']);
+  const design = osRoutes(app, hub, base, ['design']);
   design('GET', '/design-profiles', ops.listDesignProfiles);
   design('POST', '/design-profiles/select', ops.selectDesignProfile);
   design('GET', '/design/live', ops.liveDesign);

@@ -3,7 +3,7 @@ import { osRoutes, type OsApiOptions } from './options.js';
 
 export const programRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
   const ops = hub.ops.programs;
-  const route = osRoutes(app, base, ['programs']);
+  const route = osRoutes(app, hub, base, ['programs']);
   route('GET', '/programs', ops.list);
   route('POST', '/programs/save', ops.save);
   route('GET', '/programs/runs/:runId', ops.getRun);
@@ -16,5 +16,5 @@ export const programRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub
   route('POST', '/programs/:id/lighting/off', ops.lightingOff);
   route('GET', '/programs/:id/runs', ops.runs);
 
-  osRoutes(app, base, ['bootstrap'])('GET', '/bootstrap', hub.ops.bootstrap.bootstrap);
+  osRoutes(app, hub, base, ['bootstrap'])('GET', '/bootstrap', hub.ops.bootstrap.bootstrap);
 };

@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
-import { authenticationHook } from '../authenticate.js';
 import { ErrorBody } from '../errors.js';
 import { operationIdFor } from '../bind-operation.js';
 
@@ -18,11 +17,10 @@ const RemoteInfo = Type.Object({
 });
 
 /**
- * Remote-controller API. Routes need a token (remoteAuth) unless they opt out; `/info` is public
- * so that a new remote can find out how to pair before it holds one.
+ * Remote-controller API. `/info` is public so that a new remote can find out how to pair before
+ * it holds a token (remoteAuth).
  */
-export const remoteApi: FastifyPluginAsync<{ hub: Hub; base: string }> = async (app, { hub, base }) => {
-  app.addHook('onRequest', authenticationHook(hub.auth, {}));
+export const remoteApi: FastifyPluginAsync<{ hub: Hub; base: string }> = async (app, { base }) => {
   app.get(
     '/info',
     {

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
-import { SESSION_COOKIE } from '../authenticate.js';
+import { DomainError } from '../../../platform/errors.js';
+import { callerOf, requestCredential } from '../credentials.js';
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -34,6 +35,8 @@ document.getElementById('login').addEventListener('submit', async (e) => {
  * sign-in form, with one it is the hub's overview.
  */
 export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
+  // The household's session: the App API cookie (a bearer header works too, for scripts).
+  const sessionCredential = requestCredential({ admits: ['os_api_admin', 'app'], cookie: true });
   app.get(
     '/',
     {
@@ -48,9 +51,13 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
     },
     async (request, reply) => {
       reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
-      const token = request.cookies?.[SESSION_COOKIE];
-      const principal = token ? hub.auth.authenticate(token, ['access']) : undefined;
-      if (!principal) return loginForm;
+      let principal: { username: string };
+      try {
+        principal = (await hub.operations.invoke(hub.ops.auth.me.name, {}, callerOf(request, sessionCredential))) as { username: string };
+      } catch (err) {
+        if (err instanceof DomainError && (err.kind === 'unauthenticated' || err.kind === 'forbidden')) return loginForm;
+        throw err;
+      }
       return page(
         'Overview',
         `<h1>Home Control</h1><p>Signed in as <b>${escape(principal.username)}</b>.</p>

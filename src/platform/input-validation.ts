@@ -1,0 +1,94 @@
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { TObject, TSchema } from 'typebox';
+import { errors } from './errors.js';
+import { normalizeRefs, objectPart } from './schema-parts.js';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * An operation's input as a surface received it. Values that carry JSON types (a request body,
+ * a hub command payload) are taken as they are: a number where a string belongs is a client
+ * error, not something to fix. Values that arrived as text (path segments, the query string)
+ * are converted to the declared types, and text fields the operation does not declare are
+ * dropped (cache busters, tokens in SSE URLs).
+ */
+export interface CallInput {
+  json?: unknown;
+  /** What the JSON part is called in error details: `body`, `payload`, `querystring`. */
+  jsonLabel?: string;
+  text?: { params?: Record<string, unknown>; querystring?: Record<string, unknown> };
+}
+
+const common: Options = { allErrors: false, useDefaults: true, strict: false };
+// Defaults are the whole input's business: a text part must not fill in a field another part carries.
+const textAjv = addFormats(new Ajv({ ...common, useDefaults: false, coerceTypes: 'array', removeAdditional: 'all' }));
+const jsonAjv = addFormats(new Ajv({ ...common, coerceTypes: false, removeAdditional: false }));
+
+interface Compiled {
+  json: ValidateFunction;
+  text: ValidateFunction;
+}
+
+interface OperationLike {
+  readonly name: string;
+  readonly input: TSchema;
+}
+
+function detailsOf(label: string, issues: ErrorObject[] | null | undefined) {
+  return (issues ?? []).map((issue) => {
+    const path = issue.instancePath.split('/').filter(Boolean).join('.');
+    const missing = typeof issue.params.missingProperty === 'string' ? issue.params.missingProperty : undefined;
+    const extra = typeof issue.params.additionalProperty === 'string' ? issue.params.additionalProperty : undefined;
+    return { field: [label, path, missing ?? extra].filter(Boolean).join('.'), message: issue.message ?? 'is invalid' };
+  });
+}
+
+function failure(label: string, issues: ErrorObject[] | null | undefined) {
+  const details = detailsOf(label, issues);
+  const first = details[0] ?? { field: label, message: 'is invalid' };
+  return errors.VALIDATION_FAILED({ field: first.field, problem: first.message }, { details });
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * One validator and one set of coercion and default rules for every surface. Each operation's
+ * validators are compiled on its first call, so a start does not pay for routes nobody uses.
+ */
+export class InputValidators {
+  private readonly compiled = new WeakMap<OperationLike, Compiled>();
+
+  validate(op: OperationLike, input: CallInput): unknown {
+    const { json, text } = this.compile(op);
+    const jsonLabel = input.jsonLabel ?? 'body';
+    let value: Record<string, unknown>;
+    if (input.json === undefined || input.json === null) value = {};
+    else if (isPlainObject(input.json)) value = { ...input.json };
+    else throw failure(jsonLabel, [{ instancePath: '', message: 'must be object', params: {} } as unknown as ErrorObject]);
+    for (const label of ['querystring', 'params'] as const) {
+      const part = input.text?.[label];
+      if (!part) continue;
+      const converted = { ...part };
+      if (!text(converted)) throw failure(label, text.errors);
+      Object.assign(value, converted);
+    }
+    if (!json(value)) throw failure(jsonLabel, json.errors);
+    return value;
+  }
+
+  private compile(op: OperationLike): Compiled {
+    let found = this.compiled.get(op);
+    if (!found) {
+      const schema = normalizeRefs(op.input);
+      const { object, wrap } = objectPart(schema);
+      // Text parts carry only some fields: none is required there; the whole input is checked after.
+      const textPart = { type: 'object', properties: object.properties } as unknown as TObject;
+      found = { json: jsonAjv.compile(schema as object), text: textAjv.compile(wrap(textPart) as object) };
+      this.compiled.set(op, found);
+    }
+    return found;
+  }
+}

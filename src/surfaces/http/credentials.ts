@@ -1,0 +1,51 @@
+import type { FastifyRequest } from 'fastify';
+import type { Credential, Scope, TokenKind } from '../../platform/operations.js';
+
+export const SESSION_COOKIE = 'hcs_session';
+
+/** How a route family reads the credential a request presents; the registry checks it. */
+export type CredentialReader = (request: FastifyRequest) => Credential | undefined;
+
+export function bearerOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+function queryTokenOf(request: FastifyRequest): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.accessToken;
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+const STREAM_KINDS: readonly TokenKind[] = ['access', 'stream'];
+
+export interface CredentialRules {
+  /** Scopes of the API the family serves (a token audience). */
+  admits: readonly Scope[];
+  /** Whether the App API session cookie stands in for a bearer header. */
+  cookie?: boolean;
+}
+
+/** A bearer header, or the session cookie where the family takes it. */
+export function requestCredential({ admits, cookie }: CredentialRules): CredentialReader {
+  return (request) => {
+    const token = bearerOf(request) ?? (cookie ? request.cookies?.[SESSION_COOKIE] : undefined);
+    return token ? { token, admits } : undefined;
+  };
+}
+
+/**
+ * SSE streams: browsers' EventSource cannot send headers, so the token may come in the
+ * `accessToken` query parameter, and a short-lived stream token is accepted (CONTRACT).
+ */
+export function streamCredential({ admits }: CredentialRules): CredentialReader {
+  return (request) => {
+    const token = queryTokenOf(request) ?? bearerOf(request);
+    return token ? { token, kinds: STREAM_KINDS, admits } : undefined;
+  };
+}
+
+export function callerOf(request: FastifyRequest, credential: CredentialReader) {
+  return { credential: credential(request), clientAddress: request.ip, requestId: String(request.id) };
+}
