@@ -1,7 +1,6 @@
 import { EventBus, type EventBusLogger } from '../platform/event-bus.js';
-import type { LogicalDevice } from './devices/model.js';
+import type { DeviceActionResult, LogicalDevice } from './devices/model.js';
 import type { ActionMap, Alert, Macro, Space, Zone, ZoneGroup } from './home/model.js';
-import type { DeviceActionResult } from './devices/command-results.js';
 import type { Program, ProgramRun } from './programs/model.js';
 
 /**

@@ -7,9 +7,9 @@ import {
   type CapabilitySource,
   type CommandMeaning,
 } from './capabilities.js';
-import { errorInfo, type DeviceActionResult } from './command-results.js';
+import { errorInfo } from './command-results.js';
 import type { DeviceService } from './device-service.js';
-import type { DeviceCommandSpec } from './model.js';
+import type { DeviceActionResult, DeviceCommandSpec } from './model.js';
 
 /**
  * Abstract actions ("turn on", "set the volume to 30") resolved to the command a device actually

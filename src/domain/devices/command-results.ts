@@ -1,14 +1,6 @@
 import { DomainError } from '../../platform/errors.js';
 import type { DeviceService } from './device-service.js';
-
-/** Result of one device action inside a multi-device operation: failures are entries, not throws. */
-export interface DeviceActionResult {
-  deviceId: string;
-  ok: boolean;
-  command?: string;
-  result?: unknown;
-  error?: { code: string; message: string };
-}
+import type { DeviceActionResult } from './model.js';
 
 /** Runs a device command and reports it as a result entry instead of throwing. */
 export async function tryCommand(devices: DeviceService, deviceId: string, command: string, params: Record<string, unknown> = {}): Promise<DeviceActionResult> {

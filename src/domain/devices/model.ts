@@ -58,3 +58,12 @@ export interface StateRepository {
   loadAll(): Promise<StoredState[]>;
   saveMany(states: StoredState[]): Promise<void>;
 }
+
+/** Result of one device action inside a multi-device operation: failures are entries, not throws. */
+export interface DeviceActionResult {
+  deviceId: string;
+  ok: boolean;
+  command?: string;
+  result?: unknown;
+  error?: { code: string; message: string };
+}

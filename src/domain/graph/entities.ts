@@ -1,7 +1,8 @@
 import { DomainError, invalid, notFound, unprocessable } from '../../platform/errors.js';
 import { isOn, resolveAction, type AbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
 import { CAPABILITY_MODEL, type CapabilityName, type CapabilitySource } from '../devices/capabilities.js';
-import { errorInfo, type DeviceActionResult } from '../devices/command-results.js';
+import { errorInfo } from '../devices/command-results.js';
+import type { DeviceActionResult } from '../devices/model.js';
 import type { SceneCatalog } from '../scenes/catalog.js';
 import type { GraphDevice, HomeGraph } from './model.js';
 

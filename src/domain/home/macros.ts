@@ -3,7 +3,8 @@ import { conflict, notFound } from '../../platform/errors.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from './collection.js';
-import { tryCommand, type DeviceActionResult } from '../devices/command-results.js';
+import { tryCommand } from '../devices/command-results.js';
+import type { DeviceActionResult } from '../devices/model.js';
 import type { ActionMap, Macro, MacroStep } from './model.js';
 import type { ProgramPort } from './ports.js';
 

@@ -1,5 +1,5 @@
 import { notFound } from '../../platform/errors.js';
-import type { DeviceActionResult } from '../devices/command-results.js';
+import type { DeviceActionResult } from '../devices/model.js';
 import type { ProgramPort } from './ports.js';
 import type { MacroService } from './macros.js';
 import type { ProgramRun } from '../programs/model.js';

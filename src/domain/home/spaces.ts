@@ -3,7 +3,8 @@ import { notFound, unprocessable } from '../../platform/errors.js';
 import type { DeviceService, DeviceView } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from './collection.js';
-import { offeredCommand, tryCommand, type DeviceActionResult } from '../devices/command-results.js';
+import { offeredCommand, tryCommand } from '../devices/command-results.js';
+import type { DeviceActionResult } from '../devices/model.js';
 import type { RemoteSource, Space } from './model.js';
 
 const POWER_ON = ['power_on', 'turn_on', 'on'];

@@ -4,7 +4,8 @@ import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { ProgramRun } from '../programs/model.js';
 import type { DocumentCollection } from './collection.js';
-import { errorInfo, offeredCommand, type DeviceActionResult } from '../devices/command-results.js';
+import { errorInfo, offeredCommand } from '../devices/command-results.js';
+import type { DeviceActionResult } from '../devices/model.js';
 import type { Zone, ZoneGroup } from './model.js';
 import type { ProgramPort } from './ports.js';
 

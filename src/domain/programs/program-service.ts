@@ -4,7 +4,8 @@ import { DomainError, conflict, notFound, unprocessable } from '../../platform/e
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from '../home/collection.js';
-import { errorInfo, offeredCommand, tryCommand, type DeviceActionResult } from '../devices/command-results.js';
+import { errorInfo, offeredCommand, tryCommand } from '../devices/command-results.js';
+import type { DeviceActionResult } from '../devices/model.js';
 import type { MacroService } from '../home/macros.js';
 import type { ProgramPort } from '../home/ports.js';
 import type { ZoneService } from '../home/zones.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../../hub.js';
-import type { StateStreamClients } from '../../sse/state-stream.js';
+import type { StateStreamClients } from '../../sse/state-stream-clients.js';
 import type { Operation } from '../../../platform/operations.js';
 import { bindOperation, operationIdFor, type RouteBinding } from '../bind-operation.js';
 import { requestCredential, streamCredential } from '../credentials.js';
