@@ -48,17 +48,6 @@ export interface DeviceRepository {
   save(device: LogicalDevice): Promise<void>;
 }
 
-export interface StoredState {
-  deviceId: string;
-  state: Record<string, unknown>;
-  updatedAt: number;
-}
-
-export interface StateRepository {
-  loadAll(): Promise<StoredState[]>;
-  saveMany(states: StoredState[]): Promise<void>;
-}
-
 /** Result of one device action inside a multi-device operation: failures are entries, not throws. */
 export interface DeviceActionResult {
   deviceId: string;

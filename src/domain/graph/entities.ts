@@ -1,9 +1,10 @@
 import { DomainError, invalid, notFound, unprocessable } from '../../platform/errors.js';
+import { slugify } from '../../platform/slugs.js';
 import { isOn, resolveAction, type AbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
 import { CAPABILITY_MODEL, type CapabilityName, type CapabilitySource } from '../devices/capabilities.js';
 import { errorInfo } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
-import type { SceneCatalog } from '../scenes/catalog.js';
+import { sceneObjectIds, type SceneCatalog } from '../scenes/catalog.js';
 import type { GraphDevice, HomeGraph } from './model.js';
 
 /**
@@ -101,30 +102,6 @@ const DOMAIN_BY_NAME = new Map(DOMAINS.map((d) => [d.domain, d]));
 
 export function listEntityDomains(): EntityDomainInfo[] {
   return DOMAINS.map((d) => ({ ...d, capabilities: [...d.capabilities], services: d.services.map((s) => ({ ...s, data: { ...s.data } })) }));
-}
-
-/** Lowercase `[a-z0-9_]`, accents folded, runs of anything else as one `_`. */
-export function slugify(text: string, fallback = 'unnamed'): string {
-  const slug = text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '');
-  return slug || fallback;
-}
-
-/** Unique slugs for named items in the given order: the first keeps the slug, later ones get `_2`, `_3`… */
-export function assignSlugs<T extends { id: string; name: string }>(items: readonly T[], fallback = 'unnamed', taken: Set<string> = new Set()): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const item of items) {
-    const base = slugify(item.name, fallback);
-    let slug = base;
-    for (let n = 2; taken.has(slug); n++) slug = `${base}_${n}`;
-    taken.add(slug);
-    out.set(item.id, slug);
-  }
-  return out;
 }
 
 export function splitEntityId(entityId: string): { domain: string; objectId: string } | undefined {
@@ -302,7 +279,7 @@ function deviceEntity(device: GraphDevice, entityId: string): EntityView {
 }
 
 function sceneEntities(graph: HomeGraph, devices: Map<string, GraphDevice>): EntityView[] {
-  const slugs = assignSlugs(graph.scenes, 'scene');
+  const slugs = sceneObjectIds(graph.scenes);
   return graph.scenes.map((scene) => {
     const device = devices.get(scene.deviceId);
     const objectId = slugs.get(scene.id)!;

@@ -4,7 +4,7 @@ import type { SpaceService } from '../home/spaces.js';
 import type { ZoneService } from '../home/zones.js';
 import type { Program } from '../programs/model.js';
 import { deriveCapabilities, entityDomainsOf } from '../devices/capabilities.js';
-import { assignSlugs } from './entities.js';
+import { assignSlugs } from '../../platform/slugs.js';
 import type { GraphDevice, GraphSpace, HomeGraph } from './model.js';
 import { byCreation, type SceneEntry } from '../scenes/catalog.js';
 

@@ -1,6 +1,9 @@
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { invalid, notFound, unprocessable } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { ACTION_NAMES, ACTIONS, type DeviceActions } from '../devices/actions.js';
+import { CAPABILITY_MODEL, CAPABILITY_NAMES } from '../devices/capabilities.js';
+import { ActionNameSchema, ActionResultFields, CapabilityNameSchema } from '../devices/capability-schemas.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { IdParam } from '../devices/schemas.js';
 import type { DriverInfo } from '../drivers/driver-manager.js';
@@ -10,61 +13,16 @@ import type { SpaceService } from '../home/spaces.js';
 import type { ZoneService } from '../home/zones.js';
 import type { Program } from '../programs/model.js';
 import { referencesOf } from '../programs/references.js';
-import { ACTION_NAMES, ACTIONS, supportedActions, toAbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
-import { CAPABILITY_MODEL, CAPABILITY_NAMES, classifyCommand, type CapabilityName } from '../devices/capabilities.js';
+import type { SceneCatalog } from '../scenes/catalog.js';
+import { SceneViewSchema } from '../scenes/operations.js';
 import { EntityService, listEntities, listEntityDomains } from './entities.js';
 import { buildHomeGraph } from './graph.js';
 import type { HomeGraph } from './model.js';
-import type { SceneCatalog } from '../scenes/catalog.js';
 
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 const NullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
 
-// Spelled out: TypeBox derives the static type from a tuple, not from a mapped array.
-const CapabilityNameSchema = Type.Union(
-  [
-    Type.Literal('power'),
-    Type.Literal('brightness'),
-    Type.Literal('volume'),
-    Type.Literal('temperature'),
-    Type.Literal('climate_mode'),
-    Type.Literal('media'),
-    Type.Literal('cover'),
-    Type.Literal('input'),
-    Type.Literal('apps'),
-    Type.Literal('equalizer'),
-    Type.Literal('scenes'),
-    Type.Literal('ir'),
-    Type.Literal('sensor'),
-  ],
-  { description: 'A capability of the model (see capabilities.model).' },
-);
-const ActionNameSchema = Type.Union(
-  [
-    Type.Literal('turn_on'),
-    Type.Literal('turn_off'),
-    Type.Literal('toggle'),
-    Type.Literal('set_brightness'),
-    Type.Literal('set_volume'),
-    Type.Literal('volume_up'),
-    Type.Literal('volume_down'),
-    Type.Literal('set_temperature'),
-    Type.Literal('open'),
-    Type.Literal('close'),
-    Type.Literal('set_position'),
-    Type.Literal('play'),
-    Type.Literal('pause'),
-    Type.Literal('stop'),
-    Type.Literal('next'),
-    Type.Literal('previous'),
-  ],
-  { description: 'An abstract action: turn_on, turn_off, toggle, set_brightness, set_volume, volume_up, volume_down, set_temperature, open, close, set_position, play, pause, stop, next, previous.' },
-);
 
-// Compile-time checks that the spelled-out lists match the model's vocabularies.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const _capabilityNamesInSync: Same<Static<typeof CapabilityNameSchema>, CapabilityName> = true;
-const _actionNamesInSync: Same<Static<typeof ActionNameSchema>, ActionName> = true;
 
 const GraphDeviceSchema = Type.Object(
   {
@@ -130,45 +88,10 @@ const EntitySchema = Type.Object(
   { description: 'A Home Assistant style entity.' },
 );
 
-const ResultError = Type.Object({ code: Type.String(), message: Type.String() });
-const ActionResultFields = {
-  deviceId: Type.String(),
-  ok: Type.Boolean({ description: 'False when the device could not do it (the error says why).' }),
-  command: Type.Optional(Type.String({ description: 'The device command that was sent.' })),
-  result: Type.Optional(Type.Unknown({ description: "The driver's result; {presses} for repeated step commands, {unchanged: true} when nothing had to be sent." })),
-  error: Type.Optional(ResultError),
-};
 
-const SceneViewSchema = Type.Object({
-  id: Type.String({ description: '`<deviceId>:<sceneId>`.' }),
-  deviceId: Type.String(),
-  sceneId: Type.String(),
-  name: Type.String(),
-  entityId: Type.String({ description: 'Its `scene.*` entity.' }),
-});
 
-const DeviceStateView = Type.Object({
-  deviceId: Type.String(),
-  name: Type.String(),
-  state: JsonObject,
-  online: Type.Boolean(),
-  confirmed: Type.Boolean({ description: 'False while the state is the one stored before a restart and no driver has reported since.' }),
-  updatedAt: Type.Union([Type.Integer(), Type.Null()]),
-});
 
-const SupportedActionSchema = Type.Object({
-  action: ActionNameSchema,
-  command: Type.String({ description: 'The device command the action resolves to now.' }),
-  valueParam: Type.Optional(Type.String({ description: "The command parameter that carries the action's value." })),
-});
 
-const CommandView = Type.Object({
-  name: Type.String(),
-  label: Type.Optional(Type.String()),
-  params: Type.Optional(JsonObject),
-  capability: Type.Union([CapabilityNameSchema, Type.Null()], { description: 'The capability the command carries, if any.' }),
-  meaning: NullableString('The command meaning it was recognized as (e.g. "turn_on" for power_on), if any.'),
-});
 
 const ConnectedDriver = Type.Object({
   driverKey: Type.String(),
@@ -195,44 +118,15 @@ export interface GraphOperationDeps {
   now(): number;
 }
 
-/** Hub protocol command → key of the object `graphOperations` returns. */
-export const GRAPH_HUB_COMMANDS = {
-  GET_HOME_GRAPH: 'graph',
-  SYSTEM_SNAPSHOT: 'systemSnapshot',
-  GET_CONTEXT_SNAPSHOT: 'contextSnapshot',
-  LIST_CAPABILITY_MODEL: 'capabilityModel',
-  LIST_ENTITY_DOMAINS: 'entityDomains',
-  LIST_ENTITIES: 'listEntities',
-  GET_ENTITY: 'getEntity',
-  ENTITY_ACTION: 'entityAction',
-  LIST_SENSORS: 'listSensors',
-  LIST_SCENES: 'listScenes',
-  SCENE_RUN: 'runScene',
-  LIST_STATES: 'listStates',
-  GET_DEVICE_STATE: 'getDeviceState',
-  LIST_DEVICE_COMMANDS: 'listDeviceCommands',
-  GET_DEVICE_COMMAND: 'getDeviceCommand',
-  DEVICE_ACTION: 'deviceAction',
-} as const satisfies Record<string, keyof ReturnType<typeof graphOperations>>;
-
 export function graphOperations(deps: GraphOperationDeps) {
-  const { devices, scenes, actions } = deps;
+  const { scenes, actions } = deps;
   const graph = () => buildHomeGraph(deps);
   const entities = new EntityService({ graph, actions, scenes });
 
-  const stateView = (id: string) => {
-    const device = devices.registry.get(id);
-    const view = devices.state.get(id);
-    return { deviceId: id, name: device.name, state: view.state, online: devices.isOnline(device), confirmed: view.confirmed, updatedAt: view.updatedAt };
-  };
   const scenesWithEntities = (g: HomeGraph) => {
     const ids = new Map(listEntities(g, { domain: 'scene' }).map((e) => [e.sceneId, e.entityId]));
     return g.scenes.map((s) => ({ ...s, entityId: ids.get(s.id)! }));
   };
-  const commandView = (device: ReturnType<DeviceService['registry']['get']>, spec: (typeof device.commands)[number]) => ({
-    ...spec,
-    ...classifyCommand(device, spec.name),
-  });
 
   return {
     graph: defineOperation({
@@ -514,140 +408,12 @@ export function graphOperations(deps: GraphOperationDeps) {
       },
     }),
 
-    listScenes: defineOperation({
-      name: 'scenes.list',
-      summary: 'Scenes devices expose, as last listed; with refresh, the scene-capable online devices are asked first.',
-      description: 'A device that fails or times out during the refresh keeps its last listed scenes and is reported in `refreshed` with its error.',
-      access: OS_ADMIN,
-      input: Type.Object({ refresh: Type.Optional(Type.Boolean({ description: 'Ask the devices (scenes.list) before answering.' })) }),
-      output: Type.Object({
-        scenes: Type.Array(SceneViewSchema),
-        refreshed: Type.Optional(
-          Type.Array(
-            Type.Object({
-              deviceId: Type.String(),
-              ok: Type.Boolean(),
-              scenes: Type.Optional(Type.Integer({ description: 'Scenes the device listed.' })),
-              error: Type.Optional(ResultError),
-            }),
-            { description: 'One entry per device asked (with refresh).' },
-          ),
-        ),
-      }),
-      async handler({ refresh }) {
-        const refreshed = refresh ? await scenes.refresh() : undefined;
-        return { scenes: scenesWithEntities(graph()), ...(refreshed ? { refreshed } : {}) };
-      },
-    }),
 
-    runScene: defineOperation({
-      name: 'scenes.run',
-      summary: 'Run a scene by its id `<deviceId>:<sceneId>` (driver command scenes.run {sceneId}).',
-      description: '404 SCENE_NOT_FOUND; driver failures as for device commands (502 DRIVER_ERROR, 503 DRIVER_OFFLINE, 504 DRIVER_TIMEOUT).',
-      access: OS_ADMIN,
-      input: Type.Object({ sceneId: Type.String({ minLength: 3, maxLength: 401, description: '`<deviceId>:<sceneId>` as in scenes.list.' }) }),
-      output: Type.Object({ sceneId: Type.String(), deviceId: Type.String(), ok: Type.Literal(true), result: Type.Optional(Type.Unknown()) }),
-      async handler({ sceneId }) {
-        const run = await scenes.run(sceneId);
-        return { ...run, ok: true as const };
-      },
-    }),
 
-    listStates: defineOperation({
-      name: 'state.list',
-      summary: "Every device's state with its online and confirmed flags.",
-      access: OS_ADMIN,
-      input: Type.Object({}),
-      output: Type.Object({ at: Type.Integer(), states: Type.Array(DeviceStateView) }),
-      async handler() {
-        return { at: deps.now(), states: devices.registry.list().map((d) => stateView(d.id)) };
-      },
-    }),
 
-    getDeviceState: defineOperation({
-      name: 'state.get',
-      summary: "One device's state with its online and confirmed flags (404 DEVICE_NOT_FOUND).",
-      access: OS_ADMIN,
-      input: Type.Object({ deviceId: IdParam }),
-      output: DeviceStateView,
-      async handler({ deviceId }) {
-        return stateView(deviceId);
-      },
-    }),
 
-    listDeviceCommands: defineOperation({
-      name: 'devices.commands',
-      summary: "A device's commands with their params, and the abstract actions it supports with the command each resolves to.",
-      access: OS_ADMIN,
-      input: Type.Object({ deviceId: IdParam }),
-      output: Type.Object({
-        deviceId: Type.String(),
-        name: Type.String(),
-        capabilities: Type.Array(CapabilityNameSchema),
-        commands: Type.Array(CommandView),
-        actions: Type.Array(SupportedActionSchema),
-      }),
-      async handler({ deviceId }) {
-        const device = devices.registry.get(deviceId);
-        const state = devices.state.get(deviceId).state;
-        const g = graph().devices.find((d) => d.id === deviceId)!;
-        return {
-          deviceId,
-          name: device.name,
-          capabilities: g.capabilities,
-          commands: device.commands.map((c) => commandView(device, c)),
-          actions: supportedActions(device, state),
-        };
-      },
-    }),
 
-    getDeviceCommand: defineOperation({
-      name: 'devices.commands.get',
-      summary: 'One command of a device with its params, capability and the abstract actions that use it (404 COMMAND_NOT_FOUND).',
-      access: OS_ADMIN,
-      input: Type.Object({ deviceId: IdParam, command: Type.String({ minLength: 1, maxLength: 200 }) }),
-      output: Type.Object({
-        deviceId: Type.String(),
-        command: CommandView,
-        actions: Type.Array(ActionNameSchema, { description: 'Abstract actions that resolve to this command now.' }),
-      }),
-      async handler({ deviceId, command }) {
-        const device = devices.registry.get(deviceId);
-        const spec = device.commands.find((c) => c.name === command);
-        if (!spec) throw notFound('COMMAND_NOT_FOUND', `Device ${device.name} has no command ${command}.`, { deviceId, command, commands: device.commands.map((c) => c.name) });
-        const state = devices.state.get(deviceId).state;
-        return {
-          deviceId,
-          command: commandView(device, spec),
-          actions: supportedActions(device, state)
-            .filter((a) => a.command === spec.name)
-            .map((a) => a.action),
-        };
-      },
-    }),
 
-    deviceAction: defineOperation({
-      name: 'devices.action',
-      summary: "Perform an abstract action (turn_on, set_brightness 40, volume_up…) with the device's own command.",
-      description:
-        '404 DEVICE_NOT_FOUND; 400 ACTION_VALUE_REQUIRED for set_brightness, set_volume, set_temperature and set_position without a value. A device that cannot do the action answers ok:false with ACTION_NOT_SUPPORTED; driver failures answer ok:false with their error.',
-      access: OS_ADMIN,
-      input: Type.Object({
-        deviceId: IdParam,
-        action: ActionNameSchema,
-        value: Type.Optional(Type.Number({ description: 'Brightness/volume/position 0–100, temperature, or the volume step.' })),
-      }),
-      output: Type.Object({ action: ActionNameSchema, ...ActionResultFields }),
-      async handler({ deviceId, action, value }) {
-        devices.registry.get(deviceId);
-        const name = action as ActionName;
-        if (ACTIONS[name].value === 'required' && value === undefined) {
-          throw invalid('ACTION_VALUE_REQUIRED', `${name} needs a value.`, { field: 'value' });
-        }
-        const result = await actions.perform(deviceId, toAbstractAction(name, ACTIONS[name].value === 'none' ? undefined : value));
-        return { action: name, ...result };
-      },
-    }),
   };
 }
 

@@ -6,7 +6,7 @@ import type { DocumentCollection } from './collection.js';
 import { tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import type { ActionMap, Macro, MacroStep } from './model.js';
-import type { ProgramPort } from './ports.js';
+import type { ProgramDirectory } from './ports.js';
 
 export interface MacroRunResult {
   macroId: string;
@@ -23,7 +23,7 @@ export class MacroService {
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
     private readonly timers: Timers,
-    private readonly programs: () => ProgramPort,
+    private readonly programs: ProgramDirectory,
     private readonly spaceExists: (spaceId: string) => boolean,
   ) {}
 
@@ -37,7 +37,7 @@ export class MacroService {
   /** Refuses (409 MACRO_IN_USE, naming them) while programs run the macro. */
   async remove(id: string): Promise<void> {
     this.macros.get(id);
-    const users = this.programs().programsUsingMacro(id).map((p) => ({ kind: 'program', id: p.id, name: p.name }));
+    const users = this.programs.programsUsingMacro(id).map((p) => ({ kind: 'program', id: p.id, name: p.name }));
     if (users.length > 0) throw conflict('MACRO_IN_USE', `Macro ${id} is run by ${users.map((u) => `program ${u.name}`).join(', ')}.`, { users });
     await this.macros.remove(id);
     this.events.emit('macro.removed', { macroId: id, at: this.clock.now() });

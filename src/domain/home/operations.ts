@@ -1,10 +1,8 @@
 import { Type } from 'typebox';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { DeviceSchema } from '../devices/schemas.js';
-import { ProgramRunSchema } from '../programs/run-schema.js';
 import type { AlertService } from './alerts.js';
 import type { MacroService } from './macros.js';
-import type { ActivityPresets } from './presets.js';
 import type { DesignService, PreferencesService } from './preferences.js';
 import {
   ActionMapSchema,
@@ -19,7 +17,6 @@ import {
   MacroStepSchema,
   Name,
   PreferencesSchema,
-  PresetSchema,
   RemoteSourceView,
   Severity,
   SpaceInput,
@@ -31,21 +28,19 @@ import type { SpaceService } from './spaces.js';
 import type { ZoneService } from './zones.js';
 
 const Removed = Type.Object({ removed: Type.Literal(true), id: Type.String() });
-const Wait = Type.Optional(Type.Boolean({ description: 'Answer when the run has finished instead of when it has started.' }));
 const AssignMode = Type.Optional(Type.Union([Type.Literal('add'), Type.Literal('replace')], { description: '`add` (default) keeps current members; `replace` makes the list the whole membership.' }));
 
 export interface HomeServices {
   spaces: SpaceService;
   zones: ZoneService;
   macros: MacroService;
-  presets: ActivityPresets;
   alerts: AlertService;
   preferences: PreferencesService;
   design: DesignService;
 }
 
 export function homeOperations(home: HomeServices) {
-  const { spaces, zones, macros, presets, alerts, preferences, design } = home;
+  const { spaces, zones, macros, alerts, preferences, design } = home;
   return {
     listSpaces: defineOperation({
       name: 'spaces.list',
@@ -163,16 +158,6 @@ export function homeOperations(home: HomeServices) {
       output: Type.Object({ zoneId: Type.String(), results: Type.Array(DeviceActionResultSchema) }),
       async handler({ id, ...change }) {
         return zones.setVolume(id, change);
-      },
-    }),
-    runZoneProgram: defineOperation({
-      name: 'zones.program.run',
-      summary: 'Run the program assigned to a zone.',
-      access: OS_ADMIN,
-      input: Type.Object({ id: Id, wait: Wait }),
-      output: ProgramRunSchema,
-      async handler({ id, wait }) {
-        return zones.runProgram(id, wait ?? false);
       },
     }),
     listZoneGroups: defineOperation({
@@ -305,26 +290,6 @@ export function homeOperations(home: HomeServices) {
       output: Type.Intersect([DeviceActionResultSchema, Type.Object({ actionMapId: Type.String() })]),
       async handler({ id, spaceId }) {
         return macros.trigger(id, spaceId);
-      },
-    }),
-    listPresets: defineOperation({
-      name: 'activity_presets.list',
-      summary: 'Activity presets, generated from programs and mapped controls.',
-      access: OS_ADMIN,
-      input: Type.Object({}),
-      output: Type.Object({ presets: Type.Array(PresetSchema) }),
-      async handler() {
-        return { presets: presets.list() };
-      },
-    }),
-    runPreset: defineOperation({
-      name: 'activity_presets.run',
-      summary: 'Run an activity preset: its program, or its mapped control\'s command.',
-      access: OS_ADMIN,
-      input: Type.Object({ id: Id, wait: Wait }),
-      output: Type.Object({ presetId: Type.String(), run: Type.Optional(ProgramRunSchema), action: Type.Optional(DeviceActionResultSchema) }),
-      async handler({ id, wait }) {
-        return presets.run(id, wait ?? false);
       },
     }),
 

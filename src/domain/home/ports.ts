@@ -1,13 +1,19 @@
-import type { Program, ProgramRun } from '../programs/model.js';
+/** A program as the home model names it. */
+export interface ProgramRef {
+  id: string;
+  name: string;
+}
 
-/** What the home model needs of programs; the program service provides it. */
-export interface ProgramPort {
-  list(): Program[];
-  find(id: string): Program | undefined;
-  /** Starts a run; with `wait`, resolves when it has finished. */
-  run(programId: string, options: { trigger: ProgramRun['trigger']; path?: 'on' | 'off'; wait?: boolean }): Promise<ProgramRun>;
-  /** Programs whose steps run the macro. */
-  programsUsingMacro(macroId: string): Program[];
+/**
+ * What the home model reads of programs: which exist, and which use a zone or a macro (removing
+ * one they use is refused). The program catalog implements it, one module below the home model:
+ * zones name a program and programs name zones, so the records both read sit beneath both, and
+ * home never imports programs.
+ */
+export interface ProgramDirectory {
+  find(id: string): ProgramRef | undefined;
   /** Programs whose steps set the zone's volume. */
-  programsUsingZone(zoneId: string): Program[];
+  programsUsingZone(zoneId: string): ProgramRef[];
+  /** Programs whose steps run the macro. */
+  programsUsingMacro(macroId: string): ProgramRef[];
 }

@@ -17,21 +17,17 @@ export interface SpaceDependent {
 
 /** Rooms. A device belongs to at most one space: its primary room (`device.room`). */
 export class SpaceService {
-  private readonly dependents: SpaceDependent[] = [];
-
   constructor(
     readonly spaces: DocumentCollection<Space>,
     private readonly devices: DeviceService,
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
+    /** Told of a removal before `space.removed` is emitted, so they have let go by then. */
+    private readonly dependents: readonly SpaceDependent[],
   ) {}
 
   list(): Space[] {
     return this.spaces.list();
-  }
-
-  addDependent(dependent: SpaceDependent): void {
-    this.dependents.push(dependent);
   }
 
   async save(input: { id?: string; name: string; icon?: string; floor?: string; order?: number }): Promise<Space> {

@@ -2,12 +2,11 @@ import type { Clock } from '../../platform/clock.js';
 import { conflict, notFound, unprocessable } from '../../platform/errors.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
-import type { ProgramRun } from '../programs/model.js';
 import type { DocumentCollection } from './collection.js';
 import { errorInfo, offeredCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import type { Zone, ZoneGroup } from './model.js';
-import type { ProgramPort } from './ports.js';
+import type { ProgramDirectory } from './ports.js';
 
 const VOLUME_SET = ['volume_set', 'set_volume'];
 const MAX_STEP_PRESSES = 20;
@@ -23,13 +22,13 @@ export class ZoneService {
     readonly zones: DocumentCollection<Zone>,
     readonly groups: DocumentCollection<ZoneGroup>,
     private readonly devices: DeviceService,
-    private readonly programs: () => ProgramPort,
+    private readonly programs: ProgramDirectory,
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
   ) {}
 
   resolve(zone: Zone): ResolvedZone {
-    const program = zone.programId ? this.programs().find(zone.programId) : undefined;
+    const program = zone.programId ? this.programs.find(zone.programId) : undefined;
     return {
       ...zone,
       devices: zone.deviceIds.flatMap((id) => {
@@ -48,7 +47,7 @@ export class ZoneService {
 
   async save(input: { id?: string; name: string; deviceIds: string[]; programId?: string | null }): Promise<ResolvedZone> {
     this.devices.registry.requireAll(input.deviceIds);
-    if (input.programId && !this.programs().find(input.programId)) {
+    if (input.programId && !this.programs.find(input.programId)) {
       throw notFound('PROGRAM_NOT_FOUND', `No program ${input.programId}.`, { programId: input.programId });
     }
     const { item, created } = await this.zones.save({ ...input, deviceIds: [...new Set(input.deviceIds)], programId: input.programId ?? null });
@@ -59,7 +58,7 @@ export class ZoneService {
   /** Removes a zone and takes it out of every zone group; refused (409 ZONE_IN_USE) while programs use it. */
   async remove(id: string): Promise<void> {
     this.zones.get(id);
-    const users = this.programs().programsUsingZone(id).map((p) => ({ kind: 'program', id: p.id, name: p.name }));
+    const users = this.programs.programsUsingZone(id).map((p) => ({ kind: 'program', id: p.id, name: p.name }));
     if (users.length > 0) throw conflict('ZONE_IN_USE', `Zone ${id} is used by ${users.map((u) => `program ${u.name}`).join(', ')}.`, { users });
     await this.zones.remove(id);
     for (const group of this.groups.list()) {
@@ -84,12 +83,6 @@ export class ZoneService {
     const results = await Promise.all(targets.map((deviceId) => this.volumeOf(deviceId, change)));
     this.events.emit('zone.volume_changed', { zoneId: id, results, at: this.clock.now() });
     return { zoneId: id, results };
-  }
-
-  async runProgram(id: string, wait: boolean): Promise<ProgramRun> {
-    const zone = this.zones.get(id);
-    if (!zone.programId) throw conflict('ZONE_HAS_NO_PROGRAM', `Zone ${zone.name} has no program assigned.`, { zoneId: id });
-    return this.programs().run(zone.programId, { trigger: 'zone', wait });
   }
 
   async saveGroup(input: { id?: string; name: string; zoneIds?: string[] }): Promise<ZoneGroup> {

@@ -7,7 +7,6 @@ import type { DocumentCollection } from '../home/collection.js';
 import { errorInfo, offeredCommand, tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import type { MacroService } from '../home/macros.js';
-import type { ProgramPort } from '../home/ports.js';
 import type { ZoneService } from '../home/zones.js';
 import { ProgramExecutor } from './executor.js';
 import type { ConcurrencyPolicy, Program, ProgramRun, Step, StepEnvironment, Timer } from './model.js';
@@ -47,19 +46,21 @@ interface Active {
  * `restart` cancels the running one and starts again; `queue` runs it after the current one
  * (at most 5 waiting; more answers 409 RUN_QUEUE_FULL).
  */
-export class ProgramService implements ProgramPort {
+export class ProgramService {
   private readonly active = new Map<string, Active>();
   private readonly queued = new Map<string, number>();
   private readonly executor: ProgramExecutor;
   readonly scheduler: ProgramScheduler;
-  private zones!: ZoneService;
-  private macros!: MacroService;
 
   constructor(
+    /** The records the program catalog holds (and loads). */
     readonly programs: DocumentCollection<Program>,
     private readonly runs: ProgramRunRepository,
     fires: FireStore,
     private readonly devices: DeviceService,
+    /** What steps reach besides devices: zones (volume) and macros. */
+    private readonly zones: ZoneService,
+    private readonly macros: MacroService,
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
     private readonly timers: Timers,
@@ -75,12 +76,6 @@ export class ProgramService implements ProgramPort {
         this.run(programId, { trigger: 'timer' }).catch((err: unknown) => log.error({ err, programId }, 'timer run not started'));
       },
     });
-  }
-
-  /** The home services a program's steps reach; set once at wiring (they also depend on programs). */
-  connect(zones: ZoneService, macros: MacroService): void {
-    this.zones = zones;
-    this.macros = macros;
   }
 
   async start(): Promise<void> {
@@ -188,15 +183,6 @@ export class ProgramService implements ProgramPort {
     this.events.emit('program.removed', { programId: id, at: this.clock.now() });
   }
 
-  /** Programs whose steps run the macro (for the macro's integrity check). */
-  programsUsingMacro(macroId: string): Program[] {
-    return this.programs.list().filter((p) => referencesOf(p).macros.has(macroId));
-  }
-
-  programsUsingZone(zoneId: string): Program[] {
-    return this.programs.list().filter((p) => referencesOf(p).zones.has(zoneId));
-  }
-
   async run(programId: string, options: { trigger: ProgramRun['trigger']; path?: 'on' | 'off'; wait?: boolean }): Promise<ProgramRun> {
     const program = this.programs.get(programId);
     const path = options.path ?? 'on';
@@ -206,6 +192,13 @@ export class ProgramService implements ProgramPort {
     if (running) await this.admitSecondRun(program.concurrency, running, programId);
     const started = this.begin(program, steps, path, options.trigger);
     return options.wait ? started.done : { ...started.run, steps: [...started.run.steps] };
+  }
+
+  /** Runs the program assigned to a zone (409 ZONE_HAS_NO_PROGRAM when it has none). */
+  async runZoneProgram(zoneId: string, wait: boolean): Promise<ProgramRun> {
+    const zone = this.zones.zones.get(zoneId);
+    if (!zone.programId) throw conflict('ZONE_HAS_NO_PROGRAM', `Zone ${zone.name} has no program assigned.`, { zoneId });
+    return this.run(zone.programId, { trigger: 'zone', wait });
   }
 
   async history(programId: string, limit: number): Promise<ProgramRun[]> {

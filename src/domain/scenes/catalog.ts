@@ -2,8 +2,9 @@ import type { Clock } from '../../platform/clock.js';
 import { notFound } from '../../platform/errors.js';
 import { CAPABILITY_COMMANDS, hasCapability, type DeviceService } from '../devices/device-service.js';
 import { GENERIC_IR, type LogicalDevice } from '../devices/model.js';
-import type { DomainEventBus } from '../events.js';
+import { assignSlugs } from '../../platform/slugs.js';
 import { errorInfo } from '../devices/command-results.js';
+import type { DomainEventBus } from '../events.js';
 
 /** A scene a device exposes; `id` is `<deviceId>:<sceneId>`. */
 export interface SceneEntry {
@@ -172,6 +173,11 @@ export class SceneCatalog {
       return { deviceId: device.id, ok: false, error: errorInfo(err) };
     }
   }
+}
+
+/** The object id of each scene's `scene.*` entity: its name as a slug, `_2`, `_3`… for repeats. */
+export function sceneObjectIds(scenes: readonly SceneEntry[]): Map<string, string> {
+  return assignSlugs(scenes, 'scene');
 }
 
 export function sceneKey(deviceId: string, sceneId: string): string {

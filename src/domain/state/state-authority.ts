@@ -1,5 +1,5 @@
 import { systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
-import type { StateRepository, StoredState } from '../devices/model.js';
+import type { StateRepository, StoredState } from './model.js';
 import type { DomainEventBus } from '../events.js';
 import { TelemetryStore, type TelemetryLimits } from './telemetry.js';
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DeviceRepository, LogicalDevice, StateRepository, StoredState } from '../../domain/devices/model.js';
+import type { DeviceRepository, LogicalDevice } from '../../domain/devices/model.js';
+import type { StateRepository, StoredState } from '../../domain/state/model.js';
 import type { Database } from '../schema.js';
 
 export class KyselyDeviceRepository implements DeviceRepository {

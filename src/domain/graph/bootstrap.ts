@@ -3,10 +3,10 @@ import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { DeviceSchema, DeviceStateSchema } from '../devices/schemas.js';
 import type { ProgramService } from '../programs/program-service.js';
-import type { DesignService, PreferencesService } from './preferences.js';
-import { LiveDesignSchema, PreferencesSchema, SpaceSchema, ZoneSchema } from './schemas.js';
-import type { SpaceService } from './spaces.js';
-import type { ZoneService } from './zones.js';
+import type { DesignService, PreferencesService } from '../home/preferences.js';
+import { LiveDesignSchema, PreferencesSchema, SpaceSchema, ZoneSchema } from '../home/schemas.js';
+import type { SpaceService } from '../home/spaces.js';
+import type { ZoneService } from '../home/zones.js';
 
 export interface BootstrapSources {
   devices: DeviceService;

@@ -1,8 +1,8 @@
 import { notFound } from '../../platform/errors.js';
 import type { DeviceActionResult } from '../devices/model.js';
-import type { ProgramPort } from './ports.js';
-import type { MacroService } from './macros.js';
-import type { ProgramRun } from '../programs/model.js';
+import type { MacroService } from '../home/macros.js';
+import type { ProgramRun } from './model.js';
+import type { ProgramService } from './program-service.js';
 
 export interface ActivityPreset {
   /** `program:<id>` or `action:<id>`: stable as long as its source exists. */
@@ -24,12 +24,12 @@ export interface ActivityPreset {
  */
 export class ActivityPresets {
   constructor(
-    private readonly programs: () => ProgramPort,
+    private readonly programs: ProgramService,
     private readonly macros: MacroService,
   ) {}
 
   list(): ActivityPreset[] {
-    const fromPrograms = this.programs()
+    const fromPrograms = this.programs
       .list()
       .map((p): ActivityPreset => ({ id: `program:${p.id}`, kind: 'program', name: p.name, programId: p.id, semantics: p.semantics ?? [] }));
     const fromMaps = this.macros.actionMaps.list().map(
@@ -50,7 +50,7 @@ export class ActivityPresets {
   async run(id: string, wait: boolean): Promise<{ presetId: string; run?: ProgramRun; action?: DeviceActionResult }> {
     const preset = this.list().find((p) => p.id === id);
     if (!preset) throw notFound('PRESET_NOT_FOUND', `No activity preset ${id}.`, { id });
-    if (preset.kind === 'program') return { presetId: id, run: await this.programs().run(preset.programId!, { trigger: 'preset', wait }) };
+    if (preset.kind === 'program') return { presetId: id, run: await this.programs.run(preset.programId!, { trigger: 'preset', wait }) };
     return { presetId: id, action: await this.macros.trigger(preset.actionMapId!) };
   }
 }

@@ -1,0 +1,71 @@
+import type { Clock, Timers } from '../../platform/clock.js';
+import { defineModule } from '../../platform/module.js';
+import type { DeviceService } from '../devices/device-service.js';
+import type { DomainEventBus } from '../events.js';
+import { AlertService, type AlertRetention } from './alerts.js';
+import { DocumentCollection } from './collection.js';
+import { MacroService } from './macros.js';
+import type { ActionMap, AlertRepository, HomePreferences, Macro, Space, Zone, ZoneGroup } from './model.js';
+import { homeOperations } from './operations.js';
+import type { ProgramDirectory } from './ports.js';
+import { DesignService, PreferencesService } from './preferences.js';
+import type { DocumentRepository } from './repository.js';
+import { SpaceService } from './spaces.js';
+import { ZoneService } from './zones.js';
+
+export interface HomeRepositories {
+  spaces: DocumentRepository<Space>;
+  zones: DocumentRepository<Zone>;
+  zoneGroups: DocumentRepository<ZoneGroup>;
+  macros: DocumentRepository<Macro>;
+  actionMaps: DocumentRepository<ActionMap>;
+  alerts: AlertRepository;
+  preferences: DocumentRepository<HomePreferences & { id: string }>;
+  /** The selected design profile. */
+  design: DocumentRepository<{ id: string; profileId: string; selectedAt: number }>;
+}
+
+export interface HomeModuleDeps {
+  repositories: HomeRepositories;
+  devices: DeviceService;
+  /** What home reads of programs (the program catalog, a module below this one). */
+  programs: ProgramDirectory;
+  alertRetention: AlertRetention;
+  events: DomainEventBus;
+  clock: Clock;
+  timers: Timers;
+}
+
+/**
+ * The home model: spaces and their remote sources, zones and zone groups, macros and action
+ * maps, alerts, preferences and design profiles, loaded into memory at start.
+ */
+export function homeModule({ repositories: repos, devices, programs, alertRetention, events, clock, timers }: HomeModuleDeps) {
+  const collections = {
+    spaces: new DocumentCollection(repos.spaces, clock, 'space'),
+    zones: new DocumentCollection(repos.zones, clock, 'zone'),
+    zoneGroups: new DocumentCollection(repos.zoneGroups, clock, 'zone group'),
+    macros: new DocumentCollection(repos.macros, clock, 'macro'),
+    actionMaps: new DocumentCollection(repos.actionMaps, clock, 'action map'),
+  };
+  const macros = new MacroService(collections.macros, collections.actionMaps, devices, events, clock, timers, programs, (id) => !!collections.spaces.find(id));
+  const zones = new ZoneService(collections.zones, collections.zoneGroups, devices, programs, events, clock);
+  const alerts = new AlertService(repos.alerts, events, clock, alertRetention);
+  const preferences = new PreferencesService(repos.preferences, devices.registry, events, clock);
+  const design = new DesignService(repos.design, events, clock);
+  // Action maps and the default space refer to spaces: they let go of a removed one.
+  const spaces = new SpaceService(collections.spaces, devices, events, clock, [macros, preferences]);
+  const services = { spaces, zones, macros, alerts, preferences, design };
+  return defineModule({
+    name: 'home',
+    needs: ['devices', 'program-catalog'],
+    ...services,
+    operations: { home: homeOperations(services) },
+    async start() {
+      for (const collection of Object.values(collections)) await collection.load();
+      await preferences.load();
+      await design.load();
+      await alerts.prune();
+    },
+  });
+}

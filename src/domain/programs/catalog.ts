@@ -1,0 +1,29 @@
+import type { DocumentCollection } from '../home/collection.js';
+import type { ProgramDirectory } from '../home/ports.js';
+import type { Program } from './model.js';
+import { referencesOf } from './references.js';
+
+/**
+ * The program records and who refers to whom. It sits below the home model (which reads it to
+ * name a zone's program and to refuse removing a zone or macro that programs use) and below the
+ * program service (which saves, runs and schedules the same records).
+ */
+export class ProgramCatalog implements ProgramDirectory {
+  constructor(readonly records: DocumentCollection<Program>) {}
+
+  list(): Program[] {
+    return this.records.list();
+  }
+
+  find(id: string): Program | undefined {
+    return this.records.find(id);
+  }
+
+  programsUsingZone(zoneId: string): Program[] {
+    return this.records.list().filter((p) => referencesOf(p).zones.has(zoneId));
+  }
+
+  programsUsingMacro(macroId: string): Program[] {
+    return this.records.list().filter((p) => referencesOf(p).macros.has(macroId));
+  }
+}

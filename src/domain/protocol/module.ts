@@ -1,0 +1,33 @@
+import type { Clock } from '../../platform/clock.js';
+import { defineModule } from '../../platform/module.js';
+import type { OperationRegistry } from '../../platform/operations.js';
+import type { DomainEventBus } from '../events.js';
+import { protocolOperations } from './commands.js';
+import { ChangeFeed } from './feed.js';
+
+export interface ProtocolModuleDeps {
+  events: DomainEventBus;
+  clock: Clock;
+  /** The registry the protocol describes (every module's operations, registered by the hub). */
+  operations: OperationRegistry;
+}
+
+/**
+ * The hub protocol: its self-description and the numbered change feed every stream reads. It
+ * needs no other module, and starts early so that the feed numbers everything the others emit.
+ */
+export function protocolModule({ events, clock, operations }: ProtocolModuleDeps) {
+  const feed = new ChangeFeed(events, clock);
+  return defineModule({
+    name: 'protocol',
+    needs: [],
+    feed,
+    operations: { protocol: protocolOperations(operations) },
+    async start() {
+      feed.start();
+    },
+    async stop() {
+      feed.stop();
+    },
+  });
+}

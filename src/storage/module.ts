@@ -1,0 +1,29 @@
+import type { HubModule, ModuleLog } from '../platform/module.js';
+import type { Storage } from './database.js';
+
+export interface StorageModule extends HubModule<Record<string, never>> {
+  readonly storage: Storage;
+  /** Migration names applied to the database, once started. */
+  readonly appliedMigrations: readonly string[];
+}
+
+/** The database: migrated first, closed last. */
+export function storageModule(storage: Storage, dataDir: string, log: ModuleLog): StorageModule {
+  let applied: string[] = [];
+  return {
+    name: 'storage',
+    needs: [],
+    operations: {},
+    storage,
+    get appliedMigrations() {
+      return applied;
+    },
+    async start() {
+      applied = await storage.migrate();
+      log.info({ dataDir, migrations: applied.length }, 'storage ready');
+    },
+    async stop() {
+      await storage.close();
+    },
+  };
+}
