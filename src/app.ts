@@ -11,7 +11,7 @@ import { createSocketSurface, type SocketSurface } from './surfaces/socket/index
 
 export interface AppOptions {
   clock?: Clock;
-  /** Timers of programs, timers and macro delays; a ManualClock serves as both in tests. */
+  /** Every timer of the hub (program steps and timers, macro delays, action and IR time-outs, state write-behind, clean-ups, local driver restarts); a ManualClock serves as both in tests. */
   timers?: Timers;
   logger?: Logger;
 }
@@ -62,6 +62,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>, to?: DestinationS
   // buffered is written at least every 200 ms and at exit. Measured on `GET /auth/me`, a
   // synchronous write per request line cost about as much as the rest of the request.
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  // Node's own timer, not the injected clock: flushing log output is about the process's
+  // stdout, not domain time, and it must keep running when a test's ManualClock stands still.
   const flush = setInterval(() => {
     try {
       destination.flush();
