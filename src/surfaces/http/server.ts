@@ -15,6 +15,7 @@ import { OS_API_BASES, osApi } from './os-api/index.js';
 import { StateStreamClients } from '../sse/state-stream.js';
 import type { FeedFanout } from '../realtime/feed-fanout.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
+import { LazySchemas } from './lazy-compile.js';
 import { createDefsHoister } from './openapi-defs.js';
 import { OneLinePerRequest } from './request-log.js';
 import { validatorCompiler } from './validation.js';
@@ -24,6 +25,8 @@ import './types.js';
 export interface HttpSurface {
   app: FastifyInstance;
   routes: RouteEntry[];
+  /** Route schemas compile on first use (start-up time); this compiles them all now. */
+  compileAllSchemas(): void;
 }
 
 /** Route families whose routes need credentials unless they opt out. */
@@ -37,7 +40,9 @@ const Health = Type.Object({ status: Type.String(), waitingFor: Type.Optional(Ty
  * routes' TypeBox schemas.
  */
 export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout): Promise<HttpSurface> {
+  const lazySchemas = new LazySchemas();
   const app = Fastify({
+    schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } },
     loggerInstance: hub.log as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
     bodyLimit: hub.config.bodyLimitBytes,
@@ -46,7 +51,7 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     genReqId: () => randomUUID(),
     trustProxy: false,
   });
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(lazySchemas.validators(validatorCompiler));
   const routes: RouteEntry[] = [];
   app.addHook('onRoute', (route) => {
     if (route.url === '*' || route.url.includes('*')) return;
@@ -117,5 +122,5 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   await app.register(webUi, { prefix: '/os', hub });
   if (hub.config.isDevelopment) await app.register(debugApi, { prefix: '/dev', hub, routes });
 
-  return { app, routes };
+  return { app, routes, compileAllSchemas: () => lazySchemas.compileAll() };
 }
