@@ -1,6 +1,6 @@
 import cookie from '@fastify/cookie';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from 'typebox';
@@ -39,9 +39,10 @@ const Health = Type.Object({ status: Type.String(), waitingFor: Type.Optional(Ty
  * the CONTRACT error body everywhere but the App API, and the OpenAPI document built from the
  * routes' TypeBox schemas.
  */
-export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout): Promise<HttpSurface> {
+export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout, serverFactory?: FastifyServerFactory): Promise<HttpSurface> {
   const lazySchemas = new LazySchemas();
   const app = Fastify({
+    ...(serverFactory ? { serverFactory } : {}),
     schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } },
     loggerInstance: hub.log as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
