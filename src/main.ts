@@ -8,7 +8,7 @@ import { HttpListener } from './surfaces/http/listener.js';
  * The HTTP port listens before the rest of the service is even loaded (`/healthz` answers, other
  * requests wait for the service; see HttpListener): a hub restarted by its supervisor is back as
  * soon as Node is. Only this file, the configuration, the logger and the listener are loaded
- * first.
+ * first; `npm run build` puts app.js and everything it imports in a chunk of its own.
  */
 async function main(): Promise<void> {
   let config;
