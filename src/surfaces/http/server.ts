@@ -1,6 +1,6 @@
 import cookie from '@fastify/cookie';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from 'typebox';
@@ -16,6 +16,7 @@ import { OS_API_BASES, osApi } from './os-api/index.js';
 import { StateStreamClients } from '../sse/state-stream.js';
 import type { FeedFanout } from '../realtime/feed-fanout.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
+import { LazySchemas } from './lazy-compile.js';
 import { createDocumentShaper, type OpenApiDocument } from './openapi-defs.js';
 import { OneLinePerRequest } from './request-log.js';
 import { MAX_PARAM_LENGTH, RouteMethods, urlProblem } from './request-guards.js';
@@ -25,6 +26,8 @@ import './types.js';
 export interface HttpSurface {
   app: FastifyInstance;
   routes: RouteEntry[];
+  /** Route schemas compile on first use (start-up time); this compiles them all now. */
+  compileAllSchemas(): void;
 }
 
 /** Route families whose routes need credentials unless they opt out. */
@@ -43,8 +46,11 @@ const Health = Type.Object({ status: Type.String(), waitingFor: Type.Optional(Ty
  * the CONTRACT error body everywhere but the App API, and the OpenAPI document built from the
  * routes' TypeBox schemas.
  */
-export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout): Promise<HttpSurface> {
+export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout, serverFactory?: FastifyServerFactory): Promise<HttpSurface> {
+  const lazySchemas = new LazySchemas();
   const app = Fastify({
+    ...(serverFactory ? { serverFactory } : {}),
+    schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } },
     loggerInstance: hub.log as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
     bodyLimit: hub.config.bodyLimitBytes,
@@ -141,5 +147,5 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   await app.register(webUi, { prefix: '/os', hub });
   if (hub.config.isDevelopment) await app.register(debugApi, { prefix: '/dev', hub, routes });
 
-  return { app, routes };
+  return { app, routes, compileAllSchemas: () => lazySchemas.compileAll() };
 }
