@@ -15,7 +15,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, programsBenchmark, streamsBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, programsBenchmark, streamsBenchmark, (await import('./startup.js')).startupBenchmark];
 
 /** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
 function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {

@@ -1,7 +1,15 @@
-import { createApp, createLogger } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { HttpListener } from './surfaces/http/listener.js';
 
-/** Process entry: configuration, start, and an orderly stop on SIGINT/SIGTERM within 5 s. */
+/**
+ * Process entry: configuration, start, and an orderly stop on SIGINT/SIGTERM within 5 s.
+ *
+ * The HTTP port listens before the rest of the service is even loaded (`/healthz` answers, other
+ * requests wait for the service; see HttpListener): a hub restarted by its supervisor is back as
+ * soon as Node is. Only this file, the configuration, the logger and the listener are loaded
+ * first; `npm run build` puts app.js and everything it imports in a chunk of its own.
+ */
 async function main(): Promise<void> {
   let config;
   try {
@@ -14,7 +22,16 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config);
-  const app = await createApp(config, { logger: log });
+  const listener = new HttpListener();
+  try {
+    await listener.listen(config.port, config.host);
+  } catch (err) {
+    log.fatal({ err }, 'start failed');
+    process.exit(1);
+  }
+
+  const { createApp } = await import('./app.js');
+  const app = await createApp(config, { logger: log, listener });
 
   const shutdown = (signal: string) => {
     log.info({ signal }, 'stopping');

@@ -60,6 +60,25 @@ describe('route-table guard', () => {
     }
   });
 
+  it('answers a 10,000-character path parameter 414 in the surface error body, on every route that has one', async () => {
+    const withParams = server.app.http.routes.filter((r) => /:[A-Za-z0-9_]+/.test(r.url));
+    expect(withParams.length).toBeGreaterThan(0);
+    const huge = 'p'.repeat(10_000);
+    for (const route of withParams) {
+      const label = `${route.method} ${route.url}`;
+      const res = await fetch(server.url + route.url.replace(/:([A-Za-z0-9_]+)/g, huge), {
+        method: route.method,
+        headers: { authorization: `Bearer ${token}`, ...(route.method === 'GET' ? {} : { 'content-type': 'application/json' }) },
+        ...(route.method === 'GET' ? {} : { body: '{}' }),
+        signal: AbortSignal.timeout(5000),
+      });
+      expect(res.status, label).toBe(414);
+      const body = (await res.json()) as { error?: { code?: string }; status?: boolean; code?: string };
+      const appApi = /^\/(app|api)\//.test(route.url) && !/^\/(app|api)\/os\//.test(route.url);
+      expect(appApi ? body : body.error, label).toMatchObject(appApi ? { status: false, code: 'URI_TOO_LONG' } : { code: 'URI_TOO_LONG' });
+    }
+  });
+
   it('never answers 5xx to an empty, malformed or oversized body', async () => {
     const bodies: Array<{ label: string; body?: string; type?: string }> = [
       { label: 'empty' },

@@ -40,6 +40,25 @@ export interface ServiceHandle extends Resource {
   stop(): Promise<void>;
 }
 
+/** `node dist/main.js` from the repo root with the bench settings, its output going to `logPath`. */
+export function spawnService(o: { port: number; dataDir: string; logPath: string; logLevel: string; nodeArgs?: string[]; env?: Record<string, string> }): ChildHandle {
+  return spawnLogged('service', process.execPath, [...(o.nodeArgs ?? []), 'dist/main.js'], {
+    cwd: REPO_ROOT,
+    logPath: o.logPath,
+    env: {
+      ...baseEnv(),
+      NODE_ENV: 'production',
+      PORT: String(o.port),
+      HOST: LOOPBACK,
+      DATA_DIR: o.dataDir,
+      ADMIN_USERNAME: BENCH_ADMIN.username,
+      ADMIN_PASSWORD: BENCH_ADMIN.password,
+      LOG_LEVEL: o.logLevel,
+      ...o.env,
+    },
+  });
+}
+
 /**
  * Starts the real service as a child process the way `npm start` runs it (`node dist/main.js`
  * from the repo root, built by `npm run bench`'s `prebench` step) on a free loopback port with a fresh data dir, and waits until /readyz answers 200.
@@ -52,21 +71,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const port = await freePort();
   const baseUrl = `http://${LOOPBACK}:${port}`;
 
-  const child = spawnLogged('service', process.execPath, [...(options.nodeArgs ?? []), 'dist/main.js'], {
-    cwd: REPO_ROOT,
-    logPath,
-    env: {
-      ...baseEnv(),
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: LOOPBACK,
-      DATA_DIR: dataDir,
-      ADMIN_USERNAME: BENCH_ADMIN.username,
-      ADMIN_PASSWORD: BENCH_ADMIN.password,
-      LOG_LEVEL: logLevel,
-      ...options.env,
-    },
-  });
+  const child = spawnService({ port, dataDir, logPath, logLevel, nodeArgs: options.nodeArgs, env: options.env });
 
   const stop = stopOnce(() => handle, child, tmp);
 

@@ -50,6 +50,18 @@ type TemplateParams<S extends string> = [PlaceholderNames<S>] extends [never] ? 
 
 type CatalogueEntry = readonly [FailureKind, string];
 
+/** Every catalogued code's kind, whichever module catalogued it. */
+const KIND_BY_CODE = new Map<string, FailureKind>();
+
+/**
+ * A failure that was recorded as `{code, message}` (a step of a macro, one target of an intent)
+ * raised again as an error of its catalogued kind, so that an operation whose action failed
+ * fails as a whole with what went wrong.
+ */
+export function failureOf(recorded: { code: string; message: string }, details?: unknown): DomainError {
+  return new DomainError(KIND_BY_CODE.get(recorded.code) ?? 'unprocessable', recorded.code, recorded.message, details);
+}
+
 export type ErrorFactory<S extends string> = (params: TemplateParams<S>, options?: FailureOptions) => DomainError;
 
 function fill(template: string, params: Record<string, string | number>): string {
@@ -64,6 +76,9 @@ function fill(template: string, params: Record<string, string | number>): string
 export function defineErrors<const C extends Record<string, CatalogueEntry>>(catalogue: C): { [K in keyof C & string]: ErrorFactory<C[K][1]> } {
   const factories: Record<string, ErrorFactory<string>> = {};
   for (const [code, [kind, template]] of Object.entries(catalogue)) {
+    const known = KIND_BY_CODE.get(code);
+    if (known !== undefined && known !== kind) throw new Error(`error code ${code} is catalogued as ${known} and as ${kind}`);
+    KIND_BY_CODE.set(code, kind);
     factories[code] = (params, options = {}) =>
       new DomainError(kind, code, fill(template, params as Record<string, string | number>), options.details, options.retryAfterSeconds, options);
   }

@@ -79,7 +79,7 @@ export class InputValidators {
     return value;
   }
 
-  private compile(op: OperationLike): Compiled {
+  compile(op: OperationLike): Compiled {
     let found = this.compiled.get(op);
     if (!found) {
       const schema = normalizeRefs(op.input);

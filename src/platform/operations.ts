@@ -116,6 +116,11 @@ export class OperationRegistry {
     return [...this.operations.values()];
   }
 
+  /** Compiles every operation's validators now (they are otherwise compiled on first call); throws on a bad schema. */
+  compileAll(): void {
+    for (const op of this.operations.values()) this.validators.compile(op);
+  }
+
   /**
    * The one entry point: authenticates the caller, checks the operation's access rule,
    * validates the input (coercing only what arrived as text), runs the handler and turns any

@@ -12,12 +12,15 @@ export interface ChildServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** The service as `npm start` runs it, once `buildService` has built it. */
+/** The service as `npm start` runs it, once `buildService` has built it from the current sources. */
 const START = ['dist/main.js'];
 
-/** `npm run build`, as `npm start` does first; throws with tsc's output when it fails. */
+/**
+ * `npm run build` (the esbuild bundle `npm ci` makes and `npm start` remakes when it is stale), so
+ * that the tests run the sources as they are; throws with the build's output when it fails.
+ */
 export function buildService(): void {
-  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   if (result.status !== 0) throw new Error(`npm run build failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`);
 }
 

@@ -1,6 +1,6 @@
 import cookie from '@fastify/cookie';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from 'typebox';
@@ -8,25 +8,36 @@ import type { Hub } from '../../hub.js';
 import { DomainError } from '../../platform/errors.js';
 import { adminApi } from './admin/index.js';
 import { APP_API_BASES, appApi } from './app-api/index.js';
-import { contractErrorBody, errorHandler, notFoundHandler } from './error-handler.js';
+import { FailureEnvelope, envelopeFailure } from './app-api/envelope.js';
+import { clientErrorHandler, contractErrorBody, errorHandler, frameworkErrorHandler, notFoundHandler, type FormatterForPath } from './error-handler.js';
 import { ErrorBody } from './errors.js';
 import { debugApi, type RouteEntry } from './debug/index.js';
 import { OS_API_BASES, osApi } from './os-api/index.js';
 import { StateStreamClients } from '../sse/state-stream.js';
 import type { FeedFanout } from '../realtime/feed-fanout.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
-import { createDefsHoister } from './openapi-defs.js';
+import { LazySchemas } from './lazy-compile.js';
+import { createDocumentShaper, type OpenApiDocument } from './openapi-defs.js';
 import { OneLinePerRequest } from './request-log.js';
+import { MAX_PARAM_LENGTH, RouteMethods, urlProblem } from './request-guards.js';
 import { webUi } from './web-ui/index.js';
 import './types.js';
 
 export interface HttpSurface {
   app: FastifyInstance;
   routes: RouteEntry[];
+  /** Route schemas compile on first use (start-up time); this compiles them all now. */
+  compileAllSchemas(): void;
 }
 
 /** Route families whose routes need credentials unless they opt out. */
 const GUARDED_PREFIXES = [...OS_API_BASES, ...APP_API_BASES, ...REMOTE_BASES, '/admin'];
+
+const underBase = (path: string, base: string) => path === base || path.startsWith(`${base}/`) || path.startsWith(`${base}?`);
+
+/** The App API answers in its envelope, every other path (the OS API under /app/os too) in the CONTRACT body. */
+const isAppApiPath = (path: string) => APP_API_BASES.some((base) => underBase(path, base)) && !OS_API_BASES.some((base) => underBase(path, base));
+const errorBodyFor: FormatterForPath = (path) => (isAppApiPath(path) ? envelopeFailure : contractErrorBody);
 
 const Health = Type.Object({ status: Type.String(), waitingFor: Type.Optional(Type.Array(Type.String())) });
 
@@ -35,8 +46,11 @@ const Health = Type.Object({ status: Type.String(), waitingFor: Type.Optional(Ty
  * the CONTRACT error body everywhere but the App API, and the OpenAPI document built from the
  * routes' TypeBox schemas.
  */
-export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout): Promise<HttpSurface> {
+export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout, serverFactory?: FastifyServerFactory): Promise<HttpSurface> {
+  const lazySchemas = new LazySchemas();
   const app = Fastify({
+    ...(serverFactory ? { serverFactory } : {}),
+    schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } },
     loggerInstance: hub.log as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
     bodyLimit: hub.config.bodyLimitBytes,
@@ -44,9 +58,20 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     trustProxy: false,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Failures Fastify and Node answer before any route: same error bodies as the routes'.
+    frameworkErrors: frameworkErrorHandler(errorBodyFor),
+    clientErrorHandler: clientErrorHandler(errorBodyFor, hub.log as FastifyBaseLogger),
   });
   const routes: RouteEntry[] = [];
+  const routeMethods = new RouteMethods();
+  app.decorate('routeMethods', routeMethods);
   app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      routeMethods.add(method, route.url);
+      // A plugin's '/' route answers its prefix with and without the slash; only one is reported.
+      if (route.routePath === '' && route.prefixTrailingSlash !== 'no-slash') routeMethods.add(method, `${route.url}/`);
+    }
     if (route.url === '*' || route.url.includes('*')) return;
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
@@ -55,9 +80,12 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     }
   });
 
-  // One hook for every request: the request id header, and 503 until the hub has started.
+  // One hook for every request: the request id header, URLs the service refuses whatever the
+  // route (too long, or with dot segments, which are never resolved), and 503 until the hub has started.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    const refused = urlProblem(request.url);
+    if (refused) return done(refused);
     if (hub.readiness.ready || request.routeOptions.config?.servesBeforeReady || request.url.startsWith('/docs')) return done();
     done(new DomainError('unavailable', 'NOT_READY', 'The hub is starting; try again shortly.', { waitingFor: hub.readiness.waitingFor }, 1));
   });
@@ -68,21 +96,24 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   app.removeContentTypeParser('text/plain');
   // Global: the App API, the web UI and /admin all accept the session cookie.
   await app.register(cookie);
-  const defs = createDefsHoister();
+  const document = createDocumentShaper({
+    components: [ErrorBody, FailureEnvelope],
+    errorBodyFor: (url) => (isAppApiPath(url) ? FailureEnvelope : ErrorBody),
+  });
   await app.register(swagger, {
-    transform: ({ schema, url }) => ({ schema: defs.transformSchema(schema), url }),
-    transformObject: (documentObject) => {
-      const document = (documentObject as { openapiObject: Parameters<typeof defs.addTo>[0] }).openapiObject;
-      defs.addTo(document);
-      return document as never;
-    },
+    transform: (route) => document.transformRoute(route),
+    transformObject: (built) => document.transformDocument((built as { openapiObject: OpenApiDocument }).openapiObject) as never,
     openapi: {
-      openapi: '3.0.3',
+      // 3.1: its schemas are JSON Schema 2020-12, so TypeBox's `const`, type lists and numeric
+      // `exclusiveMinimum` are written as they are validated, not approximated.
+      openapi: '3.1.0',
       info: {
         title: 'Home Control Service',
         version,
         description: 'Home-automation hub API. The OS API is mounted under /app/os, /api/os and /v1/os; the legacy App API under /app and /api.',
       },
+      // Relative: the document is served by the hub it describes, at whatever address it was reached.
+      servers: [{ url: '/', description: 'This hub.' }],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'Access token from POST {base}/auth/login.' },
@@ -93,16 +124,17 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   app.addSchema(ErrorBody);
+  app.addSchema(FailureEnvelope);
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   app.get('/openapi.json', { config: { access: 'public', servesBeforeReady: true }, schema: { hide: true } }, async () => app.swagger());
 
-  const publicSchema = (summary: string) => ({
+  const publicSchema = (operationId: string, summary: string) => ({
     config: { access: 'public' as const, servesBeforeReady: true },
-    schema: { tags: ['health'], summary, security: [], response: { 200: Health, 503: Health } },
+    schema: { tags: ['health'], operationId, summary, security: [], response: { 200: Health, 503: Health } },
   });
-  app.get('/healthz', publicSchema('Liveness: 200 once the HTTP server is up.'), async () => ({ status: 'ok' }));
-  app.get('/readyz', publicSchema('Readiness: 200 when storage and drivers are initialised, 503 before.'), async (_request, reply) => {
+  app.get('/healthz', publicSchema('healthz', 'Liveness: 200 once the HTTP server is up.'), async () => ({ status: 'ok' }));
+  app.get('/readyz', publicSchema('readyz', 'Readiness: 200 when storage and drivers are initialised, 503 before.'), async (_request, reply) => {
     if (hub.readiness.ready) return { status: 'ready' };
     return reply.code(503).send({ status: 'starting', waitingFor: hub.readiness.waitingFor });
   });
@@ -115,5 +147,5 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   await app.register(webUi, { prefix: '/os', hub });
   if (hub.config.isDevelopment) await app.register(debugApi, { prefix: '/dev', hub, routes });
 
-  return { app, routes };
+  return { app, routes, compileAllSchemas: () => lazySchemas.compileAll() };
 }

@@ -1,0 +1,96 @@
+// `npm run build`: bundles src/main.ts into dist/main.js with esbuild, which `npm start` runs,
+// and app.js with everything it imports into a chunk beside it, which main.js loads once the
+// HTTP port listens (src/main.ts).
+//
+// Why a bundle rather than tsc's one file per module: start-up time (docs/benchmarks.md,
+// "Start-up"). Node loaded about 1,100 ES modules to start the service, 680 of them from
+// typebox and 260 from kysely, and resolving, reading and linking them was the largest part of
+// the start after the route schemas. The bundle holds the service's own code and the
+// ES-module-only packages (typebox, kysely). CommonJS packages (fastify and its plugins,
+// socket.io, ws, pino, better-sqlite3, ...) stay in node_modules and load as they always did:
+// several of them read files next to their own sources (__dirname) or load native code.
+//
+// Nothing is type-checked here (esbuild strips the types); `npm run typecheck` and `npm test` do
+// that. Source files that locate files next to themselves (`new URL(..., import.meta.url)`) get
+// the URL they would have had as dist/<same path>.js (every output file is in dist/ itself), so `resources/` and the plain `.mjs`
+// modules copied to the same place under dist/ (such as the Lua driver host, which runs as its
+// own process) are found as before.
+import * as esbuild from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** ES-module-only packages, bundled: they cost the most to load as separate files. */
+const BUNDLED_PACKAGES = ['typebox', 'kysely'];
+
+const root = path.resolve(import.meta.dirname, '..');
+const src = path.join(root, 'src');
+const dist = path.join(root, 'dist');
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+/** Packages stay external (bundled ones aside); a package that is not a dependency fails the build. */
+const packagesFromNodeModules = {
+  name: 'packages-from-node-modules',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:')) return { external: true };
+      const name = args.path.split('/').slice(0, args.path.startsWith('@') ? 2 : 1).join('/');
+      if (BUNDLED_PACKAGES.includes(name)) return undefined;
+      if (Object.hasOwn(pkg.dependencies, name)) return { external: true };
+      return { errors: [{ text: `"${name}" is imported by ${path.relative(root, args.importer)} but is not in package.json "dependencies"` }] };
+    });
+  },
+};
+
+/** Gives each bundled source file the `import.meta.url` it would have as dist/<path>.js. */
+const moduleUrlAsBefore = {
+  name: 'module-url-as-before',
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, async (args) => {
+      if (!args.path.startsWith(src + path.sep)) return undefined;
+      const contents = await fs.promises.readFile(args.path, 'utf8');
+      if (/import\.meta\.(dirname|filename)/.test(contents)) {
+        return { errors: [{ text: 'use new URL(..., import.meta.url): import.meta.dirname and .filename are not rewritten for the bundle' }] };
+      }
+      if (!contents.includes('import.meta.url')) return undefined;
+      const asBuilt = `./${path.relative(src, args.path).split(path.sep).join('/').replace(/\.ts$/, '.js')}`;
+      return { contents: contents.replaceAll('import.meta.url', `new URL(${JSON.stringify(asBuilt)}, import.meta.url).href`), loader: 'ts' };
+    });
+  },
+};
+
+let result;
+try {
+  result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: ['src/main.ts'],
+    outdir: 'dist',
+    chunkNames: '[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // Stack traces name dist/main.js; `node --enable-source-maps dist/main.js` maps them to src/.
+    sourcemap: 'linked',
+    plugins: [packagesFromNodeModules, moduleUrlAsBefore],
+    logLevel: 'warning',
+    // Written below, once the whole build has succeeded: a failed build leaves dist/ as it was.
+    write: false,
+  });
+} catch {
+  process.exit(1); // esbuild has printed the errors
+}
+
+fs.rmSync(dist, { recursive: true, force: true });
+for (const file of result.outputFiles) {
+  fs.mkdirSync(path.dirname(file.path), { recursive: true });
+  fs.writeFileSync(file.path, file.contents);
+}
+for (const relative of fs.readdirSync(src, { recursive: true, encoding: 'utf8' })) {
+  if (!relative.endsWith('.mjs')) continue;
+  const source = path.join(src, relative);
+  if (!fs.statSync(source).isFile()) continue;
+  const target = path.join(dist, relative);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  fs.copyFileSync(source, target);
+}
