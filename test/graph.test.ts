@@ -504,12 +504,12 @@ describe('entities', () => {
     });
     expect(home.actions.slice(before)).toEqual(Array.from({ length: 3 }, () => ({ device: 'speaker', command: 'volume_up', params: {} })));
 
-    // The device cannot: an entry, not a throw; nothing sent.
+    // The device cannot: the call fails with what was attempted; nothing sent.
     before = home.actions.length;
-    expect(await call(ops.entityAction, { entityId: 'media_player.living_room_tv', service: 'media_play' })).toMatchObject({
-      ok: false,
-      action: 'play',
-      error: { code: 'ACTION_NOT_SUPPORTED' },
+    expect(await failure(call(ops.entityAction, { entityId: 'media_player.living_room_tv', service: 'media_play' }))).toMatchObject({
+      kind: 'unprocessable',
+      code: 'ACTION_NOT_SUPPORTED',
+      details: { ok: false, action: 'play', error: { code: 'ACTION_NOT_SUPPORTED' } },
     });
     expect(home.actions.length).toBe(before);
 
@@ -575,8 +575,9 @@ describe('devices: states, commands and abstract actions', () => {
     const before = home.actions.length;
     expect(await call(ops.deviceAction, { deviceId: ids.speaker, action: 'volume_down', value: 2 })).toMatchObject({ ok: true, command: 'volume_down', result: { presses: 2 } });
     expect(home.actions.length).toBe(before + 2);
-    expect(await call(ops.deviceAction, { deviceId: ids.thermostat, action: 'play' })).toMatchObject({ ok: false, error: { code: 'ACTION_NOT_SUPPORTED' } });
-    expect(await call(ops.deviceAction, { deviceId: ids.garden, action: 'turn_on' })).toMatchObject({ ok: false, error: { code: 'ACTION_NOT_SUPPORTED' } });
+    // An action that did not happen fails the operation, with the attempt in the details.
+    expect(await failure(call(ops.deviceAction, { deviceId: ids.thermostat, action: 'play' }))).toMatchObject({ code: 'ACTION_NOT_SUPPORTED', details: { ok: false, action: 'play' } });
+    expect(await failure(call(ops.deviceAction, { deviceId: ids.garden, action: 'turn_on' }))).toMatchObject({ code: 'ACTION_NOT_SUPPORTED' });
     expect(await failure(call(ops.deviceAction, { deviceId: ids.lamp, action: 'set_brightness' }))).toMatchObject({ kind: 'invalid', code: 'ACTION_VALUE_REQUIRED' });
     expect(await failure(call(ops.deviceAction, { deviceId: 'nope', action: 'turn_on' }))).toMatchObject({ kind: 'not_found', code: 'DEVICE_NOT_FOUND' });
 

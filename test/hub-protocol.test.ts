@@ -12,6 +12,8 @@ let server: TestServer;
 let client: Socket;
 let driver: TestDriver;
 const ids: Record<string, string> = {};
+/** Commands the test driver fails, as a relay that is stuck would. */
+const failing = new Set<string>();
 
 type Response = { command: string; ok: boolean; data: unknown; requestId?: string };
 const send = (command: string, payload: unknown): Promise<Response> => client.emitWithAck('hub:command', { command, payload, requestId: `${command}-${Math.random()}` });
@@ -20,7 +22,10 @@ beforeAll(async () => {
   server = await startServer();
   const token = await server.login();
   driver = await TestDriver.register(`${server.url.replace('http', 'ws')}/driver`, 'acme.hp');
-  driver.serveActions((a) => (a.command === 'scenes.list' ? { scenes: [{ id: 'movie', name: 'Movie' }] } : { done: a.command }));
+  driver.serveActions((a) => {
+    if (failing.has(String(a.command))) throw new Error('relay stuck');
+    return a.command === 'scenes.list' ? { scenes: [{ id: 'movie', name: 'Movie' }] } : { done: a.command };
+  });
   driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'lamp', name: 'Hall Lamp', category: 'light', commands: ['turn_on', 'turn_off', 'set_brightness'], state: { on: false, brightness: 10 } } });
   driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'tv', name: 'Hall TV', capabilities: ['scenes'], commands: ['power_on', 'power_off', 'volume_set', 'scenes.list', 'scenes.run'], state: { volume: 5 } } });
   const { devices } = await eventually(async () => {
@@ -138,5 +143,27 @@ describe('hub protocol, every command', () => {
   it('answers domain failures with the operation\'s own code', async () => {
     expect(await send('GET_ENTITY', { entityId: 'light.nowhere' })).toMatchObject({ ok: false, data: { error: { code: 'ENTITY_NOT_FOUND' } } });
     expect(await send('EXECUTE_DEVICE_COMMAND', { id: 'nope', command: 'x' })).toMatchObject({ ok: false, data: { error: { code: 'DEVICE_NOT_FOUND' } } });
+  });
+
+  it('answers ok: false with data.error whenever a command did not do what it was asked', async () => {
+    const failed = (code: string) => ({ ok: false, data: { error: { code, message: expect.any(String) } } });
+    expect(await send('DEVICE_ACTION', { deviceId: ids.lamp, action: 'play' })).toMatchObject(failed('ACTION_NOT_SUPPORTED'));
+    expect(await send('INTENT_EXECUTE', { text: 'order a pizza' })).toMatchObject(failed('INTENT_NOT_UNDERSTOOD'));
+    failing.add('turn_off');
+    try {
+      const stuck = failed('DRIVER_ERROR');
+      expect(await send('DEVICE_ACTION', { deviceId: ids.lamp, action: 'turn_off' })).toMatchObject(stuck);
+      expect(await send('ENTITY_ACTION', { entityId: 'light.hall_lamp', service: 'turn_off' })).toMatchObject(stuck);
+      const trigger = await send('ACTION_MAP_TRIGGER', { id: 'red' });
+      expect(trigger).toMatchObject(stuck);
+      // What was tried is still there to see.
+      expect(trigger.data).toMatchObject({ error: { details: { actionMapId: ids.actionMap, ok: false, command: 'turn_off' } } });
+      const intent = await send('INTENT_EXECUTE', { text: 'turn off the hall lamp' });
+      expect(intent).toMatchObject(failed('INTENT_NOT_CARRIED_OUT'));
+      expect(intent.data).toMatchObject({ error: { details: { results: [{ ok: false, error: { code: 'DRIVER_ERROR' } }] } } });
+    } finally {
+      failing.clear();
+    }
+    expect(await send('ACTION_MAP_TRIGGER', { id: 'red' })).toMatchObject({ ok: true, data: { ok: true } });
   });
 });

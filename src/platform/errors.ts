@@ -58,7 +58,8 @@ const KIND_BY_CODE = new Map<string, FailureKind>();
  * raised again as an error of its catalogued kind, so that an operation whose action failed
  * fails as a whole with what went wrong.
  */
-export function failureOf(recorded: { code: string; message: string }, details?: unknown): DomainError {
+export function failureOf(recorded: { code: string; message: string } | undefined, details?: unknown): DomainError {
+  if (!recorded) return errors.ACTION_FAILED({}, { details });
   return new DomainError(KIND_BY_CODE.get(recorded.code) ?? 'unprocessable', recorded.code, recorded.message, details);
 }
 
@@ -93,6 +94,7 @@ export const errors = defineErrors({
   INSUFFICIENT_SCOPE: ['forbidden', 'This needs a token with scope {scopes}.'],
   ROLE_REQUIRED: ['forbidden', 'This needs an account with role {roles}.'],
   VALIDATION_FAILED: ['invalid', '{field} {problem}'],
+  ACTION_FAILED: ['unprocessable', 'The action failed without saying why.'],
   INTERNAL_ERROR: ['internal', 'The service failed to handle the request; the request id identifies it in the log.'],
 });
 

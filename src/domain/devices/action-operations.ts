@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { invalid, notFound } from '../../platform/errors.js';
+import { failureOf, invalid, notFound } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { ACTIONS, supportedActions, toAbstractAction, type ActionName, type DeviceActions } from './actions.js';
 import { classifyCommand, deriveCapabilities } from './capabilities.js';
@@ -69,7 +69,7 @@ export function deviceActionOperations(devices: DeviceService, actions: DeviceAc
       name: 'devices.action',
       summary: "Perform an abstract action (turn_on, set_brightness 40, volume_up…) with the device's own command.",
       description:
-        '404 DEVICE_NOT_FOUND; 400 ACTION_VALUE_REQUIRED for set_brightness, set_volume, set_temperature and set_position without a value. A device that cannot do the action answers ok:false with ACTION_NOT_SUPPORTED; driver failures answer ok:false with their error.',
+        '404 DEVICE_NOT_FOUND; 400 ACTION_VALUE_REQUIRED for set_brightness, set_volume, set_temperature and set_position without a value. A device that cannot do the action fails with 422 ACTION_NOT_SUPPORTED, and a driver failure with its own error (DRIVER_ERROR, DRIVER_TIMEOUT…); `details` then carries the whole result.',
       access: OS_ADMIN,
       input: Type.Object({
         deviceId: IdParam,
@@ -83,8 +83,9 @@ export function deviceActionOperations(devices: DeviceService, actions: DeviceAc
         if (ACTIONS[name].value === 'required' && value === undefined) {
           throw invalid('ACTION_VALUE_REQUIRED', `${name} needs a value.`, { field: 'value' });
         }
-        const result = await actions.perform(deviceId, toAbstractAction(name, ACTIONS[name].value === 'none' ? undefined : value));
-        return { action: name, ...result };
+        const result = { action: name, ...(await actions.perform(deviceId, toAbstractAction(name, ACTIONS[name].value === 'none' ? undefined : value))) };
+        if (!result.ok) throw failureOf(result.error, result);
+        return result;
       },
     }),
   };

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { failureOf } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { DeviceSchema } from '../devices/schemas.js';
 import type { AlertService } from './alerts.js';
@@ -285,11 +286,14 @@ export function homeOperations(home: HomeServices) {
     triggerActionMap: defineOperation({
       name: 'action_maps.trigger',
       summary: 'Run the command a mapped control binds (by id or control key).',
+      description: 'A command that fails fails the call with its own error (COMMAND_NOT_SUPPORTED, DRIVER_ERROR, DRIVER_TIMEOUT…), `details` carrying the whole result.',
       access: OS_ADMIN,
       input: Type.Object({ id: Id, spaceId: Type.Optional(Id) }),
       output: Type.Intersect([DeviceActionResultSchema, Type.Object({ actionMapId: Type.String() })]),
       async handler({ id, spaceId }) {
-        return macros.trigger(id, spaceId);
+        const result = await macros.trigger(id, spaceId);
+        if (!result.ok) throw failureOf(result.error, result);
+        return result;
       },
     }),
 

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { IntentEngine } from './engine.js';
+import { intentErrors } from './errors.js';
 
 const Language = Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$', description: 'Language of the sentence (`en`); default the engine\'s.' });
 const Text = Type.String({ minLength: 1, maxLength: 500, description: 'The sentence, as said or typed.' });
@@ -82,12 +83,16 @@ export function intentOperations(engine: IntentEngine) {
     execute: defineOperation({
       name: 'intents.execute',
       summary: 'Understand a sentence and carry it out; answers with per-target results and a spoken-style sentence.',
-      description: 'Device failures are reported per target, not as an error of the request.',
+      description:
+        'Fails with 422 INTENT_NOT_UNDERSTOOD (nothing carried out: not understood, unsure, ambiguous or nothing to act on) or INTENT_NOT_CARRIED_OUT (some targets failed); the message is the spoken-style answer and `details` the whole result, with per-target results.',
       access: OS_ADMIN,
       input: Type.Object({ text: Text, language: Type.Optional(Language) }),
       output: ExecuteResultSchema,
       async handler({ text, language }) {
-        return engine.execute(engine.parse(text, language ? { language } : {}));
+        const result = await engine.execute(engine.parse(text, language ? { language } : {}));
+        if (result.ok) return result;
+        const failed = result.results.length === 0 ? intentErrors.INTENT_NOT_UNDERSTOOD : intentErrors.INTENT_NOT_CARRIED_OUT;
+        throw failed({ speech: result.speech }, { details: result });
       },
     }),
   };
