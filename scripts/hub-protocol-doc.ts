@@ -10,7 +10,8 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createHub } from '../src/hub.js';
 import { systemClock, systemTimers } from '../src/platform/clock.js';
-import { HUB_COMMANDS, HUB_PROTOCOL_VERSION } from '../src/domain/protocol/commands.js';
+import { HUB_COMMANDS } from '../src/domain/protocol/command-table.js';
+import { HUB_PROTOCOL_VERSION } from '../src/domain/protocol/commands.js';
 import { HUB_EVENT_TYPES } from '../src/domain/protocol/feed.js';
 
 const OUTPUT = path.resolve(import.meta.dirname, '../docs/hub-protocol.md');

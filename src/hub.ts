@@ -1,3 +1,4 @@
+import { HUB_COMMANDS } from './domain/protocol/command-table.js';
 import type { Logger } from 'pino';
 import { ItachClient } from './adapters/itach/itach-client.js';
 import type { Config } from './config.js';
@@ -62,7 +63,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('auth'),
   });
   const operations = new OperationRegistry(auth.auth, component('operations'));
-  const protocol = protocolModule({ events, clock, operations });
+  const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS });
   const ir = irModule(new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: component('ir'), timers }));
   const state = stateModule({
     repository: new KyselyStateRepository(db),

@@ -1,6 +1,6 @@
 import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HUB_COMMANDS, type HubCommandName } from '../src/domain/protocol/commands.js';
+import { HUB_COMMANDS, type HubCommandName } from '../src/domain/protocol/command-table.js';
 import { startServer, type TestServer } from './support/server.js';
 import { TestDriver, eventually } from './support/ws-driver.js';
 

@@ -4,53 +4,12 @@ import { HUB_EVENT_TYPES } from './feed.js';
 
 export const HUB_PROTOCOL_VERSION = 1;
 
-/**
- * The hub protocol's command names and the operation each one runs. A command is only a name
- * for an operation of the registry: the same operation answers its REST route, if it has one.
- */
-export const HUB_COMMANDS = {
-  GET_PROTOCOL_CAPABILITIES: 'protocol.capabilities',
-  LIST_EVENTS: 'protocol.events',
-  SYSTEM_SNAPSHOT: 'system.snapshot',
-  GET_CONTEXT_SNAPSHOT: 'graph.context',
-  GET_HOME_GRAPH: 'graph.get',
-  LIST_CAPABILITY_MODEL: 'capabilities.model',
-  LIST_INTEGRATIONS: 'integrations.list',
-  LIST_CONNECTIONS: 'drivers.connections',
-  LIST_SCENES: 'scenes.list',
-  SCENE_RUN: 'scenes.run',
-  LIST_ENTITY_DOMAINS: 'entities.domains',
-  LIST_ENTITIES: 'entities.list',
-  GET_ENTITY: 'entities.get',
-  ENTITY_ACTION: 'entities.action',
-  LIST_SENSORS: 'entities.sensors',
-  LIST_STATES: 'state.list',
-  GET_DEVICE_STATE: 'state.get',
-  LIST_PROGRAMS: 'programs.list',
-  LIST_AUTOMATIONS: 'automations.list',
-  LIST_ACTION_MAPS: 'action_maps.list',
-  LIST_ZONES: 'zones.list',
-  PROGRAM_RUN: 'programs.run',
-  AUTOMATION_RUN: 'automations.run',
-  ACTION_MAP_TRIGGER: 'action_maps.trigger',
-  LIST_PROGRAM_SEMANTICS: 'program_semantics.list',
-  UPSERT_PROGRAM_SEMANTIC: 'program_semantics.upsert',
-  DELETE_PROGRAM_SEMANTIC: 'program_semantics.delete',
-  LIST_DRIVERS: 'drivers.list',
-  LIST_DEVICES: 'devices.list',
-  LIST_DEVICE_COMMANDS: 'devices.commands',
-  GET_DEVICE_COMMAND: 'devices.commands.get',
-  EXECUTE_DEVICE_COMMAND: 'devices.command',
-  DEVICE_ACTION: 'devices.action',
-  DRIVER_MESSAGE: 'drivers.message',
-  INTENT_PARSE: 'intents.parse',
-  INTENT_EXECUTE: 'intents.execute',
-} as const;
-
-export type HubCommandName = keyof typeof HUB_COMMANDS;
 
 /** GET_PROTOCOL_CAPABILITIES and LIST_EVENTS: the protocol describing itself from the registry. */
-export function protocolOperations(registry: OperationRegistry) {
+/** Command name → operation name: the table the protocol describes (see command-table.ts). */
+export type CommandTable = Readonly<Record<string, string>>;
+
+export function protocolOperations(registry: OperationRegistry, commands: CommandTable) {
   return {
     capabilities: defineOperation({
       name: 'protocol.capabilities',
@@ -73,7 +32,7 @@ export function protocolOperations(registry: OperationRegistry) {
       async handler() {
         return {
           protocolVersion: HUB_PROTOCOL_VERSION,
-          commands: Object.entries(HUB_COMMANDS).map(([command, operation]) => {
+          commands: Object.entries(commands).map(([command, operation]) => {
             const op = registry.get(operation);
             return { command, operation, summary: op.summary, payloadSchema: op.input, resultSchema: op.output };
           }),

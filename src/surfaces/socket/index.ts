@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { Server, type Namespace, type Socket } from 'socket.io';
-import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/commands.js';
+import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/command-table.js';
 import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
 import { DomainError } from '../../platform/errors.js';
