@@ -177,6 +177,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   return {
     config,
     clock,
+    /** The injected timers: every delay of the hub and its surfaces waits on them. */
+    timers,
     log,
     events,
     storage,

@@ -96,6 +96,9 @@ export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
   const alive = new WeakMap<WebSocket, boolean>();
   let separate: http.Server | undefined;
 
+  // Liveness of a peer over a real socket is measured in wall time, not on the hub's injected
+  // clock: a test that moves the hub's time an hour forward must not make connected drivers
+  // look dead, nor a driver that is registering look late.
   const heartbeat = setInterval(() => {
     for (const ws of wss.clients) {
       // A peer that missed the last ping is gone (half-open TCP); terminate frees its devices.

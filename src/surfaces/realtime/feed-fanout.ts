@@ -16,6 +16,9 @@ export interface FanoutLogger {
  *
  * Measured with 1,000 stream clients (docs/benchmarks.md): a write per change per client is
  * the cost that saturates the hub, not building the frames.
+ *
+ * The window is wall time on Node's timers, not the hub's injected clock: it paces real socket
+ * writes, and on a test's manual clock it would hold every stream until the test moved time.
  */
 export class FeedFanout {
   private readonly listeners = new Map<object, FeedBatchListener>();

@@ -172,7 +172,7 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     socket.on('remote:pairing', () => socket.emit('remote:pairing:status', { status: 'unavailable', message: 'Remote pairing is not enabled on this hub yet.' }));
   });
 
-  const sweep = setInterval(() => {
+  const sweep = hub.timers.setInterval(() => {
     for (const namespace of Object.values(nsp)) {
       for (const socket of namespace.sockets.values()) {
         const pending = (socket.conn as unknown as { writeBuffer: unknown[] }).writeBuffer.length;
@@ -183,12 +183,11 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
       }
     }
   }, 1000);
-  sweep.unref();
 
   return {
     io,
     async close() {
-      clearInterval(sweep);
+      hub.timers.clearInterval(sweep);
       fanout.unsubscribe(owner);
       hub.events.removeOwner(owner);
       io.disconnectSockets(true);

@@ -1,3 +1,4 @@
+import type { TimerHandle, Timers } from '../../platform/clock.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { logRequest } from '../http/request-log.js';
 
@@ -8,6 +9,8 @@ export interface SseOptions {
   maxBufferedBytes: number;
   /** Reconnect delay suggested to EventSource clients. */
   retryMs?: number;
+  /** The hub's injected timers, which the heartbeat waits on. */
+  timers: Timers;
 }
 
 /**
@@ -17,7 +20,7 @@ export interface SseOptions {
  */
 export class SseStream {
   private closed = false;
-  private readonly heartbeat: NodeJS.Timeout;
+  private readonly heartbeat: TimerHandle;
   private readonly closeHandlers: Array<() => void> = [];
   /** Set when the stream was closed because the client did not keep up. */
   dropped = false;
@@ -36,8 +39,7 @@ export class SseStream {
       'x-request-id': String(reply.request.id),
     });
     res.write(`retry: ${options.retryMs ?? 2000}\n\n`);
-    this.heartbeat = setInterval(() => this.send('ping', {}), options.heartbeatMs);
-    this.heartbeat.unref();
+    this.heartbeat = options.timers.setInterval(() => this.send('ping', {}), options.heartbeatMs);
     res.on('close', () => this.close());
     res.on('error', () => this.close());
   }
@@ -73,7 +75,7 @@ export class SseStream {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.heartbeat);
+    this.options.timers.clearInterval(this.heartbeat);
     for (const handler of this.closeHandlers.splice(0)) {
       try {
         handler();

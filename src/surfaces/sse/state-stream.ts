@@ -42,7 +42,7 @@ export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string; stat
       const { devices } = (await hub.operations.invoke(hub.ops.state.snapshot.name, {}, callerOf(request, osApiStreamCredential))) as {
         devices: Record<string, { state: Record<string, unknown> }>;
       };
-      const stream = new SseStream(reply, { heartbeatMs: hub.config.ssePingIntervalMs, maxBufferedBytes: hub.config.sseMaxBufferBytes });
+      const stream = new SseStream(reply, { heartbeatMs: hub.config.ssePingIntervalMs, maxBufferedBytes: hub.config.sseMaxBufferBytes, timers: hub.timers });
       stream.send('ready', {});
       const resumeFrom = Number(lastEventIdOf(request));
       const missed = Number.isInteger(resumeFrom) && resumeFrom >= 0 ? hub.feed.since(resumeFrom) : undefined;
