@@ -39,7 +39,7 @@ const Health = Type.Object({ status: Type.String(), waitingFor: Type.Optional(Ty
 export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout): Promise<HttpSurface> {
   const app = Fastify({
     loggerInstance: hub.log as FastifyBaseLogger,
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(hub.config.slowRequestMs),
     bodyLimit: hub.config.bodyLimitBytes,
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
