@@ -7,7 +7,9 @@
  */
 import { devicesBenchmark } from './devices.js';
 import { httpBenchmark } from './http.js';
+import { hubCommandBenchmark } from './hub-command.js';
 import { programsBenchmark } from './programs.js';
+import { startupBenchmark } from './startup.js';
 import { streamsBenchmark } from './streams.js';
 import type { Benchmark, BenchmarkContext } from './lib/benchmark.js';
 import { disposeAll, installExitHandlers } from './lib/cleanup.js';
@@ -15,7 +17,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, programsBenchmark, streamsBenchmark, (await import('./startup.js')).startupBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark];
 
 /** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
 function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {

@@ -5,7 +5,7 @@ import { discoverDevices, reportIfExited, startBenchDriver } from './lib/hub-set
 import { memoryOf } from './lib/proc.js';
 import { format, table } from './lib/report.js';
 import { startService } from './lib/service.js';
-import { MiB, measureWindow, openFds, openFileLimits, otherNote, undisturbed, type Participant, type WindowFigures } from './lib/window.js';
+import { MiB, measureWindow, openFds, openFileLimits, undisturbed, type Participant, type WindowFigures } from './lib/window.js';
 
 /** Targets of the issue, on this 2-core machine. */
 export const STREAMS_TARGETS = {
@@ -15,9 +15,6 @@ export const STREAMS_TARGETS = {
   maxP99Ms: 100,
   /** ... with the service's RSS under 400 MB (read as 400 × 10^6 bytes). */
   maxRssBytes: 400 * 1000 * 1000,
-  /** hub:command round trip at 100 commands in flight: p99 under 2 ms. */
-  hubInflight: 100,
-  hubP99Ms: 2,
 } as const;
 
 type Kind = 'sse' | 'socketio';
@@ -42,19 +39,6 @@ interface RateResult {
   endedAt: number;
   achievedPerSecond: number;
   maxBehindMessages: number;
-}
-
-interface HubRun {
-  inflight: number;
-  sockets: number;
-  command: string;
-  seconds: number;
-  completed: number;
-  failed: number;
-  firstError?: string;
-  commandsPerSecond: number;
-  latencyMs: { mean: number | null; p50: number | null; p90: number | null; p99: number | null; 'p99.9': number | null; max: number | null };
-  clientCpuSeconds: number;
 }
 
 /** Percentile of a sparse [ms, count] histogram. */
@@ -115,7 +99,6 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
   ctx.progress(`  service pid ${service.pid} at ${service.baseUrl}`);
   const agents: { kind: Kind; agent: AgentHandle; count: number }[] = [];
   let driver: AgentHandle | undefined;
-  let hubAgent: AgentHandle | undefined;
   try {
     const session = await service.login();
     driver = await startBenchDriver(service, 'bench-streams');
@@ -243,30 +226,8 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
       }
     }
 
-    // Stream clients off before the hub:command phase, so that it is measured on its own.
     for (const a of agents) await a.agent.stop();
     const rssAfterStreams = memoryOf(service.pid);
-
-    // hub:command round trips.
-    hubAgent = await startAgent('hub-commands', 'hub-commands');
-    await hubAgent.call('connect', { baseUrl: service.baseUrl, token: session.accessToken, count: s.hubSockets });
-    const hubLoad = { command: s.hubCommand, payload: {} };
-    ctx.progress(`  hub:command ${s.hubCommand}: 1 in flight for 3 s (floor)...`);
-    const hubSingle = await hubAgent.call<HubRun>('run', { ...hubLoad, inflight: 1, seconds: 3 }, 120_000);
-    if (settings.warmupSeconds > 0) await hubAgent.call('run', { ...hubLoad, inflight: s.hubInflight, seconds: settings.warmupSeconds }, 120_000);
-    ctx.progress(`  hub:command ${s.hubCommand}: ${s.hubInflight} in flight over ${s.hubSockets} sockets for ${s.hubSeconds} s...`);
-    const hub = await undisturbed(ctx, 'hub:command', async (busy) => {
-      const m = await measureWindow(
-        [
-          { label: 'service', pid: service.pid },
-          { label: 'hub-client', pid: hubAgent!.pid },
-          { label: 'driver', pid: driver!.pid },
-        ],
-        () => hubAgent!.call<HubRun>('run', { ...hubLoad, inflight: s.hubInflight, seconds: s.hubSeconds }, (s.hubSeconds + 60) * 1000),
-        busy,
-      );
-      return { run: m.result, window: m.window };
-    });
 
     // Report.
     ctx.print(`\n### state updates to ${s.sseClients} SSE + ${s.socketIoClients} Socket.IO clients (${agents.length} client processes, ${s.devices} devices, ${s.stepSeconds} s per step)`);
@@ -317,38 +278,8 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
       `highest rate with everything delivered to every client and p99 < ${STREAMS_TARGETS.maxP99Ms} ms (every step up to it passing): ${highest === null ? 'none' : `${highest} updates/s`}; service RSS at ${STREAMS_TARGETS.minRatePerSecond}/s: ${rssAtTarget === null ? '-' : (rssAtTarget / 1e6).toFixed(0)} MB → ${streamsPassed ? 'PASS' : 'FAIL'} (target ≥ ${STREAMS_TARGETS.minRatePerSecond}/s to ${STREAMS_TARGETS.clients} clients, RSS < 400 MB)${fullSize ? '' : ' [fewer clients than the target condition]'}`,
     );
 
-    ctx.print(`\n### hub:command ${s.hubCommand} round trip on /socket/hub-protocol (acknowledgement callback)`);
-    ctx.print(
-      table(
-        ['in flight', 'sockets', 'commands/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'failed', 'srv cores', 'client cores', 'other cores'],
-        [
-          [String(hubSingle.inflight), String(hubSingle.sockets), format.int(hubSingle.commandsPerSecond), format.fixed(3)(hubSingle.latencyMs.p50), format.fixed(3)(hubSingle.latencyMs.p90), format.fixed(3)(hubSingle.latencyMs.p99), format.fixed(3)(hubSingle.latencyMs['p99.9']), format.fixed(2)(hubSingle.latencyMs.max), String(hubSingle.failed), '', '', ''],
-          [
-            String(hub.run.inflight),
-            String(hub.run.sockets),
-            format.int(hub.run.commandsPerSecond),
-            format.fixed(3)(hub.run.latencyMs.p50),
-            format.fixed(3)(hub.run.latencyMs.p90),
-            format.fixed(3)(hub.run.latencyMs.p99),
-            format.fixed(3)(hub.run.latencyMs['p99.9']),
-            format.fixed(2)(hub.run.latencyMs.max),
-            String(hub.run.failed),
-            format.fixed(2)(hub.window.cpuCores.service ?? null),
-            format.fixed(2)(hub.window.cpuCores['hub-client'] ?? null),
-            format.fixed(2)(hub.window.otherCpuCores),
-          ],
-        ],
-      ),
-    );
-    const srvCpu = hub.window.cpuSeconds.service ?? null;
-    ctx.print(
-      `service CPU per command ${format.int(srvCpu === null ? null : (srvCpu / Math.max(1, hub.run.completed)) * 1e6)} µs; ${otherNote(hub.window, settings.quietMaxBusyCores)}${hub.attempts > 1 ? ` (best of ${hub.attempts} attempts)` : ''}${hub.run.firstError ? `; first error: ${hub.run.firstError}` : ''}`,
-    );
-    const hubPassed = hub.run.latencyMs.p99 !== null && hub.run.latencyMs.p99 < STREAMS_TARGETS.hubP99Ms && hub.run.failed === 0 && hub.run.inflight >= STREAMS_TARGETS.hubInflight;
-    ctx.print(`hub:command p99 at ${hub.run.inflight} in flight = ${format.fixed(2)(hub.run.latencyMs.p99)} ms → ${hubPassed ? 'PASS' : 'FAIL'} (target < ${STREAMS_TARGETS.hubP99Ms} ms at ${STREAMS_TARGETS.hubInflight} in flight)`);
-
     return {
-      passed: streamsPassed && hubPassed,
+      passed: streamsPassed,
       results: {
         targets: STREAMS_TARGETS,
         clients: { sse: s.sseClients, socketio: s.socketIoClients, processes: agents.length, connectSeconds, openFdsConnected: fdsConnected, openFileLimits: limits },
@@ -356,11 +287,9 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
         steps,
         highestPassingRate: highest,
         streamsPassed,
-        hubCommand: { single: hubSingle, loaded: hub.run, window: hub.window, attempts: hub.attempts, disturbed: hub.disturbed, passed: hubPassed },
       },
     };
   } finally {
-    await hubAgent?.stop();
     for (const a of agents) await a.agent?.stop();
     await driver?.stop();
     await reportIfExited(service, ctx.progress);
@@ -371,6 +300,6 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
 
 export const streamsBenchmark: Benchmark = {
   name: 'streams',
-  description: 'state updates at rising rates to 500 SSE + 500 Socket.IO clients (delivery, latency, CPU, RSS), and hub:command round trips at 100 in flight',
+  description: 'state updates at rising rates to 500 SSE + 500 Socket.IO clients (delivery, latency, CPU, RSS)',
   run,
 };

@@ -16,6 +16,8 @@ export interface Config {
   adminUsername: string;
   adminPassword: string | undefined;
   logLevel: string;
+  /** A request slower than this logs at `warn`; quick successful reads log at `debug`. */
+  slowRequestMs: number;
   accessTokenTtlSeconds: number;
   streamTokenTtlSeconds: number;
   bodyLimitBytes: number;
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     adminUsername,
     adminPassword,
     logLevel,
+    slowRequestMs: integer(env, 'SLOW_REQUEST_MS', 1000, 1, 600_000),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
     streamTokenTtlSeconds: integer(env, 'STREAM_TOKEN_TTL_SECONDS', 300, 10, 300),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),

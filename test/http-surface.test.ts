@@ -1,8 +1,9 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
-import { eventually } from './support/ws-driver.js';
+import { TestDriver, eventually, type Message } from './support/ws-driver.js';
 
 let server: TestServer;
 afterEach(async () => server?.close());
@@ -176,35 +177,123 @@ describe('other route families', () => {
 });
 
 describe('request log', () => {
-  it('writes one line per request with id, method, route, status and duration, and never a secret', async () => {
-    const lines: Array<Record<string, unknown>> = [];
+  type Line = Record<string, unknown>;
+  const LEVEL = { debug: 20, info: 30, warn: 40, error: 50 } as const;
+
+  /** The service's own logger at `level`, writing into memory. */
+  function capturedLog(level: string) {
+    const lines: Line[] = [];
     let raw = '';
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
         raw += chunk.toString();
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Line);
         done();
       },
     });
-    server = await startServer({ logger: createLogger({ logLevel: 'info' }, sink) });
+    return { logger: createLogger({ logLevel: level }, sink), requests: () => lines.filter((l) => l.msg === 'request'), raw: () => raw };
+  }
+
+  /** A device of a WebSocket test driver whose commands `answer` settles. */
+  async function deviceOf(s: TestServer, token: string, answer: (action: Message, driver: TestDriver) => void) {
+    const driver = await TestDriver.register(`${s.url.replace('http', 'ws')}/driver`, 'acme.log');
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'lamp', name: 'Lamp', commands: ['turn_on'] } });
+    const listed = await eventually(async () => {
+      const { devices } = (await (await s.request('GET', '/v1/os/devices', { token })).json()) as { devices: Array<{ id: string; driverDeviceId: string }> };
+      return devices.find((d) => d.driverDeviceId === 'lamp');
+    }, 3000, 'device listed');
+    driver.ws.on('message', (data) => {
+      const msg = JSON.parse(data.toString()) as Message;
+      if (msg.type === 'ACTION') answer(msg, driver);
+    });
+    return { driver, commandPath: `/v1/os/devices/${listed.id}/command` };
+  }
+
+  it('at info: writes changes, client errors and server errors, leaves quick reads out, never a secret', async () => {
+    const log = capturedLog('info');
+    server = await startServer({
+      logger: log.logger,
+      env: { SLOW_REQUEST_MS: '600000' },
+      beforeStart: (app) => app.http.app.delete('/forget-me', { config: { access: 'public' } }, async (_request, reply) => reply.code(204).send()),
+    });
+    const token = await server.login();
+    const { driver, commandPath } = await deviceOf(server, token, (action, d) => d.send({ type: 'ACTION_RESULT', actionId: action.actionId, ok: false, error: 'bulb gone' }));
+    try {
+      expect((await server.request('GET', '/v1/os/auth/me', { token, headers: { 'x-request-id': 'quick-read' } })).status).toBe(200);
+      const stream = await fetch(`${server.url}/v1/os/state/stream?accessToken=${token}`);
+      await stream.body?.cancel();
+      expect((await server.request('GET', '/v1/os/devices/nope', { token })).status).toBe(404);
+      expect((await server.request('POST', '/v1/os/auth/login', { body: { username: 'admin', password: 'wrong-password-9' } })).status).toBe(401);
+      expect((await server.request('DELETE', '/forget-me')).status).toBe(204);
+      expect((await server.request('POST', commandPath, { token, body: { command: 'turn_on' } })).status).toBe(502);
+      const last = await server.request('POST', '/v1/os/auth/logout', { token, headers: { 'x-request-id': 'last-one' } });
+      expect(last.status).toBe(200);
+
+      // Lines are written in order: once the last request's is there, every earlier one is too.
+      await eventually(() => log.requests().some((l) => l.reqId === 'last-one'), 5000, 'the last request line');
+      const seen = log.requests().map((l) => ({ level: l.level, method: l.method, route: l.route, status: l.status, code: l.code }));
+      expect(seen).toEqual([
+        { level: LEVEL.info, method: 'POST', route: '/app/os/auth/login', status: 200, code: undefined },
+        { level: LEVEL.info, method: 'GET', route: '/v1/os/devices/:id', status: 404, code: 'DEVICE_NOT_FOUND' },
+        { level: LEVEL.info, method: 'POST', route: '/v1/os/auth/login', status: 401, code: expect.any(String) },
+        { level: LEVEL.info, method: 'DELETE', route: '/forget-me', status: 204, code: undefined },
+        { level: LEVEL.error, method: 'POST', route: '/v1/os/devices/:id/command', status: 502, code: 'DRIVER_ERROR' },
+        { level: LEVEL.info, method: 'POST', route: '/v1/os/auth/logout', status: 200, code: undefined },
+      ]);
+      expect(log.requests().find((l) => l.reqId === 'last-one')).toMatchObject({ path: '/v1/os/auth/logout', durationMs: expect.any(Number) });
+      for (const secret of [token, ADMIN.password, 'wrong-password-9']) expect(log.raw()).not.toContain(secret);
+    } finally {
+      driver.close();
+    }
+  });
+
+  it('at debug: one line per request again, the SSE stream when it ends', async () => {
+    const log = capturedLog('debug');
+    server = await startServer({ logger: log.logger });
     const token = await server.login();
     const me = await server.request('GET', '/v1/os/auth/me', { token, headers: { 'x-request-id': 'trace-me-1' } });
     expect(me.status).toBe(200);
-    expect((await server.request('GET', '/v1/os/devices/nope', { token })).status).toBe(404);
-    expect((await server.request('POST', '/v1/os/auth/login', { body: { username: 'admin', password: 'wrong-password-9' } })).status).toBe(401);
     const stream = await fetch(`${server.url}/v1/os/state/stream?accessToken=${token}`);
     await stream.body?.cancel();
 
-    const requests = () => lines.filter((l) => l.msg === 'request');
-    await eventually(() => requests().length >= 5, 5000, 'five request lines');
-    const byRoute = (route: string) => requests().filter((l) => l.route === route);
-    expect(byRoute('/v1/os/auth/me')).toEqual([
-      expect.objectContaining({ level: 30, reqId: 'trace-me-1', method: 'GET', path: '/v1/os/auth/me', status: 200, durationMs: expect.any(Number) }),
+    await eventually(() => log.requests().some((l) => l.route === '/v1/os/state/stream'), 5000, 'the stream line');
+    expect(log.requests().filter((l) => l.route === '/v1/os/auth/me')).toEqual([
+      expect.objectContaining({ level: LEVEL.debug, reqId: 'trace-me-1', method: 'GET', path: '/v1/os/auth/me', status: 200, durationMs: expect.any(Number) }),
     ]);
-    expect(byRoute('/v1/os/devices/:id')).toEqual([expect.objectContaining({ status: 404, code: 'DEVICE_NOT_FOUND' })]);
-    expect(byRoute('/v1/os/auth/login')).toEqual([expect.objectContaining({ status: 401 })]);
-    // The stream's query string (with its token) is not logged; neither is any password.
-    expect(byRoute('/v1/os/state/stream')).toEqual([expect.objectContaining({ path: '/v1/os/state/stream' })]);
-    for (const secret of [token, ADMIN.password, 'wrong-password-9']) expect(raw).not.toContain(secret);
+    // A stream's duration is its lifetime, not slowness; its query string (the token) is not logged.
+    expect(log.requests().filter((l) => l.route === '/v1/os/state/stream')).toEqual([expect.objectContaining({ level: LEVEL.debug, path: '/v1/os/state/stream', status: 200 })]);
+    expect(log.raw()).not.toContain(token);
+  });
+
+  it('refuses a SLOW_REQUEST_MS that is not a whole number of ms from 1 to 600000', () => {
+    for (const value of ['soon', '0', '-5', '600001']) expect(() => loadConfig({ SLOW_REQUEST_MS: value })).toThrow(/^SLOW_REQUEST_MS: /);
+    expect(loadConfig({}).slowRequestMs).toBe(1000);
+  });
+
+  it('logs a request slower than SLOW_REQUEST_MS at warn, but not a stream that lived longer', async () => {
+    const log = capturedLog('debug');
+    server = await startServer({ logger: log.logger, env: { SLOW_REQUEST_MS: '20' } });
+    const token = await server.login();
+    // The driver answers 40 ms late, so the request cannot take less than SLOW_REQUEST_MS.
+    const { driver, commandPath } = await deviceOf(server, token, (action, d) => {
+      setTimeout(() => d.send({ type: 'ACTION_RESULT', actionId: action.actionId, ok: true }), 40);
+    });
+    try {
+      expect((await server.request('POST', commandPath, { token, body: { command: 'turn_on' }, headers: { 'x-request-id': 'slow-one' } })).status).toBe(200);
+      const line = await eventually(() => log.requests().find((l) => l.reqId === 'slow-one'), 5000, 'the slow request line');
+      expect(line).toMatchObject({ level: LEVEL.warn, status: 200 });
+      expect(line.durationMs as number).toBeGreaterThanOrEqual(20);
+
+      const stream = await fetch(`${server.url}/v1/os/state/stream?accessToken=${token}`);
+      const reader = stream.body!.getReader();
+      await reader.read();
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      await reader.cancel();
+      const streamLine = await eventually(() => log.requests().find((l) => l.route === '/v1/os/state/stream'), 5000, 'the stream line');
+      expect(streamLine).toMatchObject({ level: LEVEL.debug, status: 200 });
+      expect(streamLine.durationMs as number).toBeGreaterThanOrEqual(20);
+    } finally {
+      driver.close();
+    }
   });
 });

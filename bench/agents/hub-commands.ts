@@ -89,6 +89,13 @@ async function run({ inflight, seconds, command, payload }: RunParams) {
   };
 }
 
-serveAgent('hub-commands', { connect: connect as never, run: run as never, close: () => sockets.splice(0).forEach((s) => s.disconnect()) }, () => {
+/** One command; returns the whole acknowledgement (a reference server answers it again). */
+async function once({ command, payload }: { command: string; payload?: unknown }): Promise<unknown> {
+  const socket = sockets[0];
+  if (!socket) throw new Error('not connected');
+  return socket.timeout(10_000).emitWithAck('hub:command', { command, payload: payload ?? {}, requestId: 0 });
+}
+
+serveAgent('hub-commands', { connect: connect as never, run: run as never, once: once as never, close: () => sockets.splice(0).forEach((s) => s.disconnect()) }, () => {
   for (const s of sockets) s.disconnect();
 });

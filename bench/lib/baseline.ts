@@ -26,7 +26,13 @@ export interface BaselineHandle extends Resource {
  */
 export async function startBaseline(
   routes: Record<string, BaselineRoute>,
-  options: { nodeArgs?: string[]; /** Another server answering the same way, e.g. bench/reference-fastify-server.ts. */ script?: string; logLevel?: string } = {},
+  options: {
+    nodeArgs?: string[];
+    /** Another server answering the same way, e.g. bench/reference-fastify-server.ts. */
+    script?: string;
+    logLevel?: string;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<BaselineHandle> {
   const tmp = makeTempDir('hcs-bench-baseline');
   const routesFile = path.join(tmp.path, 'routes.json');
@@ -37,7 +43,7 @@ export async function startBaseline(
   const child = spawnLogged(path.basename(script, '.ts'), process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script], {
     cwd: REPO_ROOT,
     logPath: path.join(tmp.path, 'baseline.log'),
-    env: { ...baseEnv(), NODE_ENV: 'production', PORT: String(port), HOST: LOOPBACK, BASELINE_ROUTES_FILE: routesFile, LOG_LEVEL: options.logLevel ?? 'info' },
+    env: { ...baseEnv(), NODE_ENV: 'production', PORT: String(port), HOST: LOOPBACK, BASELINE_ROUTES_FILE: routesFile, LOG_LEVEL: options.logLevel ?? 'info', ...options.env },
   });
 
   const stop = stopOnce(() => handle, child, tmp);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createLogger } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import { OneLinePerRequest } from '../../src/surfaces/http/request-log.js';
 
 /**
@@ -9,9 +10,10 @@ import { OneLinePerRequest } from '../../src/surfaces/http/request-log.js';
  * SIGTERM/SIGINT close it.
  */
 export function referenceApp(onStop: () => void = () => {}): { app: FastifyInstance; listen(): Promise<void> } {
+  const config = loadConfig();
   const app = Fastify({
-    loggerInstance: createLogger({ logLevel: process.env.LOG_LEVEL ?? 'info' }) as FastifyBaseLogger,
-    logController: new OneLinePerRequest(),
+    loggerInstance: createLogger(config) as FastifyBaseLogger,
+    logController: new OneLinePerRequest(config.slowRequestMs),
     genReqId: () => randomUUID(),
     requestIdHeader: 'x-request-id',
   });

@@ -46,30 +46,7 @@ export function headerLine(env: EnvironmentInfo): string {
   return `# ${env.date} · ${env.cores} cores · ${env.cpuModel} · Node ${env.node}${commit}`;
 }
 
-/** Service requests/s as a fraction of the baseline's. */
-export function ratio(service: number, baseline: number): number {
-  return baseline > 0 ? service / baseline : 0;
-}
-
-export interface RatioTarget {
-  /** Minimum service/baseline requests/s ratio. */
-  minRatio: number;
-  /** Connections the target is defined at. */
-  connections: number;
-}
-
 export type Verdict = 'PASS' | 'FAIL';
-
-/** PASS needs the ratio and a clean run: no non-2xx answers, errors or timeouts on either side. */
-export function verdictFor(r: number, target: RatioTarget, measured: Measurement[]): { verdict: Verdict; reasons: string[] } {
-  const reasons: string[] = [];
-  if (r < target.minRatio) reasons.push(`ratio ${r.toFixed(2)} < ${target.minRatio.toFixed(2)}`);
-  for (const m of measured) {
-    const bad = m.non2xx + m.errors + m.timeouts;
-    if (bad > 0) reasons.push(`${m.label}: ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts`);
-  }
-  return { verdict: reasons.length === 0 ? 'PASS' : 'FAIL', reasons };
-}
 
 export function median(values: number[]): number {
   if (values.length === 0) return 0;

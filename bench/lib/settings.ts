@@ -66,14 +66,19 @@ export interface BenchSettings {
     devices: number;
     /** After a step, how long clients may take to receive the rest (BENCH_STREAM_GRACE, default 5 s). */
     graceSeconds: number;
+  };
+  /** `hub-command` benchmark. */
+  hub: {
     /** hub:command in flight (BENCH_HUB_INFLIGHT, default 100). */
-    hubInflight: number;
+    inflight: number;
     /** Socket.IO connections carrying them (BENCH_HUB_SOCKETS, default 10). */
-    hubSockets: number;
-    /** Measured seconds of the hub:command run (BENCH_HUB_SECONDS, default 10). */
-    hubSeconds: number;
+    sockets: number;
+    /** Measured seconds of each loaded run (BENCH_HUB_SECONDS, default 10). */
+    seconds: number;
     /** The command (BENCH_HUB_COMMAND, default LIST_DEVICES). */
-    hubCommand: string;
+    command: string;
+    /** Devices the hub lists (BENCH_HUB_DEVICES, default 10). */
+    devices: number;
   };
 }
 
@@ -138,10 +143,13 @@ export function loadSettings(): BenchSettings {
       stepSeconds: numberFrom('BENCH_STREAM_STEP_SECONDS', 10, { min: 1, max: 300, integer: true }),
       devices: numberFrom('BENCH_STREAM_DEVICES', 10, { min: 1, max: 1000, integer: true }),
       graceSeconds: numberFrom('BENCH_STREAM_GRACE', 5, { min: 0, max: 120, integer: true }),
-      hubInflight: numberFrom('BENCH_HUB_INFLIGHT', 100, { min: 1, max: 10_000, integer: true }),
-      hubSockets: numberFrom('BENCH_HUB_SOCKETS', 10, { min: 1, max: 1000, integer: true }),
-      hubSeconds: numberFrom('BENCH_HUB_SECONDS', 10, { min: 1, max: 300, integer: true }),
-      hubCommand: process.env.BENCH_HUB_COMMAND?.trim() || 'LIST_DEVICES',
+    },
+    hub: {
+      inflight: numberFrom('BENCH_HUB_INFLIGHT', 100, { min: 1, max: 10_000, integer: true }),
+      sockets: numberFrom('BENCH_HUB_SOCKETS', 10, { min: 1, max: 1000, integer: true }),
+      seconds: numberFrom('BENCH_HUB_SECONDS', 10, { min: 1, max: 300, integer: true }),
+      command: process.env.BENCH_HUB_COMMAND?.trim() || 'LIST_DEVICES',
+      devices: numberFrom('BENCH_HUB_DEVICES', 10, { min: 0, max: 10_000, integer: true }),
     },
   };
 }

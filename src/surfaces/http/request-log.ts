@@ -1,19 +1,60 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+
+export type RequestLogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** Methods that change something: always logged at `info` at least, as an audit trail. */
+const CHANGING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The level of a request's line. Quick successful reads are `debug`: at `info`, writing one
+ * line per request cost about as much as the rest of the request (docs/benchmarks.md). What an
+ * operator needs at `info` stays: every change and every client error; slowness is a warning,
+ * a server error an error. A line that fits several rules takes the most severe level.
+ */
+export function requestLogLevel(method: string, status: number, slow: boolean, failed = false): RequestLogLevel {
+  if (failed || status >= 500) return 'error';
+  if (slow) return 'warn';
+  if (status >= 400 || CHANGING_METHODS.has(method)) return 'info';
+  return 'debug';
+}
 
 /**
  * One log line per request — id, method, route, status, duration and the error code when it
- * failed — instead of Fastify's two. Query strings are left out: SSE clients carry tokens there.
+ * failed — instead of Fastify's two, at the level `requestLogLevel` picks. Query strings are left
+ * out: SSE clients carry tokens there.
  */
 export class OneLinePerRequest extends LogController {
+  constructor(private readonly slowRequestMs: number) {
+    super();
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    logRequest(request, reply.statusCode, reply.elapsedTime, error);
+    const elapsedMs = reply.elapsedTime;
+    const level = requestLogLevel(request.method, reply.statusCode, elapsedMs >= this.slowRequestMs, Boolean(error));
+    writeRequestLine(request, level, reply.statusCode, elapsedMs, error);
   }
 }
 
-/** The request's one line; also written by surfaces that take the reply over (SSE, at close). */
-export function logRequest(request: FastifyRequest, status: number, elapsedMs: number, error?: Error | null): void {
+/**
+ * The line of a request whose reply a surface took over (an SSE stream), written when it ends.
+ * Its duration is the stream's lifetime, not its latency, so only status and method set the level.
+ */
+export function logRequest(request: FastifyRequest, status: number, lifetimeMs: number): void {
+  writeRequestLine(request, requestLogLevel(request.method, status, false), status, lifetimeMs);
+}
+
+function isEnabled(log: FastifyBaseLogger, level: RequestLogLevel): boolean {
+  // The service's logger is pino; any other logger gets every line.
+  const pinoLog = log as Partial<Pick<Logger, 'isLevelEnabled'>>;
+  return pinoLog.isLevelEnabled ? pinoLog.isLevelEnabled(level) : true;
+}
+
+function writeRequestLine(request: FastifyRequest, level: RequestLogLevel, status: number, elapsedMs: number, error?: Error | null): void {
+  // Decided before the line is built: most requests of a hub at `info` write nothing.
+  if (!isEnabled(request.log, level)) return;
   const line = {
     method: request.method,
     route: request.routeOptions.url ?? null,
@@ -21,7 +62,7 @@ export function logRequest(request: FastifyRequest, status: number, elapsedMs: n
     status,
     durationMs: Math.round(elapsedMs * 100) / 100,
     ...(request.failureCode ? { code: request.failureCode } : {}),
+    ...(error ? { err: error } : {}),
   };
-  if (error) request.log.error({ ...line, err: error }, 'request');
-  else request.log.info(line, 'request');
+  request.log[level](line, 'request');
 }

@@ -52,7 +52,7 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     ...(serverFactory ? { serverFactory } : {}),
     schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } },
     loggerInstance: hub.log as FastifyBaseLogger,
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(hub.config.slowRequestMs),
     bodyLimit: hub.config.bodyLimitBytes,
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
