@@ -27,6 +27,22 @@ export default tseslint.config(
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
+    // A failure is raised from its module's catalogue (`defineErrors`), so a code has one kind
+    // and one message everywhere; only the catalogue builds a DomainError. Tests may, to play a
+    // driver or port that fails.
+    files: ['**/*.ts'],
+    ignores: ['src/platform/errors.ts', 'test/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='DomainError']",
+          message: "Raise a catalogued failure (e.g. deviceErrors.DEVICE_NOT_FOUND({ id })); add the code to the module's errors.ts.",
+        },
+      ],
+    },
+  },
+  {
     // The domain core never depends on a transport: surfaces adapt it, not the other way round.
     // Nor does it open sockets or reach its adapters: it declares a port (IrTransmitter, the
     // repositories) and src/hub.ts wires the adapter (src/adapters, src/storage) to it.

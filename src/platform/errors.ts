@@ -44,11 +44,23 @@ export class DomainError extends Error {
   }
 }
 
-/** Names of the `{placeholders}` of a message template. */
-type PlaceholderNames<S extends string> = S extends `${string}{${infer P}}${infer Rest}` ? P | PlaceholderNames<Rest> : never;
-type TemplateParams<S extends string> = [PlaceholderNames<S>] extends [never] ? Record<string, never> : Record<PlaceholderNames<S>, string | number>;
+/**
+ * Names of the `{placeholders}` of a message template. Braces around text with a space in it
+ * (`{contentType: "image/…"}`) are the message's own, as at run time, where a name is a word.
+ */
+type PlaceholderNames<S extends string> = S extends `${string}{${infer P}}${infer Rest}`
+  ? (P extends `${string} ${string}` ? never : P) | PlaceholderNames<Rest>
+  : never;
+/** The values of a template's placeholders; a template without any needs none. */
+type ParamArgs<S extends string> = [PlaceholderNames<S>] extends [never] ? [params?: Record<string, never>] : [params: Record<PlaceholderNames<S>, string | number>];
 
 type CatalogueEntry = readonly [FailureKind, string];
+
+/** A failure as a result records it, when an operation reports it rather than throwing it. */
+export interface FailureInfo<C extends string = string> {
+  code: C;
+  message: string;
+}
 
 /** Every catalogued code's kind, whichever module catalogued it. */
 const KIND_BY_CODE = new Map<string, FailureKind>();
@@ -58,32 +70,48 @@ const KIND_BY_CODE = new Map<string, FailureKind>();
  * raised again as an error of its catalogued kind, so that an operation whose action failed
  * fails as a whole with what went wrong.
  */
-export function failureOf(recorded: { code: string; message: string } | undefined, details?: unknown): DomainError {
+export function failureOf(recorded: FailureInfo | undefined, details?: unknown): DomainError {
   if (!recorded) return errors.ACTION_FAILED({}, { details });
   return new DomainError(KIND_BY_CODE.get(recorded.code) ?? 'unprocessable', recorded.code, recorded.message, details);
 }
 
-export type ErrorFactory<S extends string> = (params: TemplateParams<S>, options?: FailureOptions) => DomainError;
+/** One code of a catalogue: raises it (`factory(params, options)`) or records it (`factory.info(params)`). */
+export interface ErrorFactory<S extends string = string, C extends string = string> {
+  (...args: [...ParamArgs<S>, options?: FailureOptions]): DomainError;
+  /** The failure as a result records it, without raising it. */
+  info(...args: ParamArgs<S>): FailureInfo<C>;
+  readonly code: C;
+  readonly kind: FailureKind;
+  /** The message, with `{placeholders}` filled from the parameters. */
+  readonly template: S;
+}
 
-function fill(template: string, params: Record<string, string | number>): string {
+/** Fills a message template's `{placeholders}`; one without a parameter stays as written. */
+function fillTemplate(template: string, params: Record<string, string | number> = {}): string {
   return template.replace(/\{([A-Za-z0-9_]+)\}/g, (whole, key: string) => (Object.hasOwn(params, key) ? String(params[key]) : whole));
 }
 
 /**
- * Builds the error catalogue: one entry per code with its failure kind and message template,
+ * Builds an error catalogue: one entry per code with its failure kind and message template,
  * in the manner of Fastify's `lib/errors.js`. Throw sites name a code and fill its template;
- * they never spell a code as a string, so a code means one thing everywhere.
+ * they never spell a code as a string, so a code means one thing everywhere. A code is
+ * catalogued once, by the module that owns it; others import that catalogue.
  */
-export function defineErrors<const C extends Record<string, CatalogueEntry>>(catalogue: C): { [K in keyof C & string]: ErrorFactory<C[K][1]> } {
-  const factories: Record<string, ErrorFactory<string>> = {};
+export function defineErrors<const C extends Record<string, CatalogueEntry>>(catalogue: C): { readonly [K in keyof C & string]: ErrorFactory<C[K][1], K> } {
+  const factories: Record<string, ErrorFactory> = {};
   for (const [code, [kind, template]] of Object.entries(catalogue)) {
-    const known = KIND_BY_CODE.get(code);
-    if (known !== undefined && known !== kind) throw new Error(`error code ${code} is catalogued as ${known} and as ${kind}`);
+    if (KIND_BY_CODE.has(code)) throw new Error(`error code ${code} is catalogued twice`);
     KIND_BY_CODE.set(code, kind);
-    factories[code] = (params, options = {}) =>
-      new DomainError(kind, code, fill(template, params as Record<string, string | number>), options.details, options.retryAfterSeconds, options);
+    const raise = (params?: Record<string, string | number>, options: FailureOptions = {}) =>
+      new DomainError(kind, code, fillTemplate(template, params), options.details, options.retryAfterSeconds, options);
+    factories[code] = Object.assign(raise, {
+      info: (params?: Record<string, string | number>): FailureInfo => ({ code, message: fillTemplate(template, params) }),
+      code,
+      kind,
+      template,
+    }) as ErrorFactory;
   }
-  return factories as { [K in keyof C & string]: ErrorFactory<C[K][1]> };
+  return factories as { readonly [K in keyof C & string]: ErrorFactory<C[K][1], K> };
 }
 
 /** Failures of the call pipeline itself; each domain module keeps its own catalogue beside it. */
@@ -97,11 +125,3 @@ export const errors = defineErrors({
   ACTION_FAILED: ['unprocessable', 'The action failed without saying why.'],
   INTERNAL_ERROR: ['internal', 'The service failed to handle the request; the request id identifies it in the log.'],
 });
-
-// Shorthands kept while throw sites move to their module catalogues.
-export const invalid = (code: string, message: string, details?: unknown) => new DomainError('invalid', code, message, details);
-export const notFound = (code: string, message: string, details?: unknown) => new DomainError('not_found', code, message, details);
-export const conflict = (code: string, message: string, details?: unknown) => new DomainError('conflict', code, message, details);
-export const unauthenticated = (code: string, message: string) => new DomainError('unauthenticated', code, message);
-export const forbidden = (code: string, message: string) => new DomainError('forbidden', code, message);
-export const unprocessable = (code: string, message: string, details?: unknown) => new DomainError('unprocessable', code, message, details);

@@ -1,8 +1,9 @@
 import { connect, type Socket } from 'node:net';
+import { irErrors } from '../../domain/ir/errors.js';
 import { sendirLine, validateIrCommand, type IrCommand } from '../../domain/ir/ir-command.js';
 import type { IrTransmitter } from '../../domain/ir/transmitter.js';
 import { systemTimers, type TimerHandle, type Timers } from '../../platform/clock.js';
-import { DomainError } from '../../platform/errors.js';
+import type { DomainError } from '../../platform/errors.js';
 
 /**
  * Client of Global Caché iTach IR extenders (TCP API, port 4998): the adapter behind the
@@ -136,7 +137,7 @@ type Settings = Required<Omit<ItachClientOptions, 'log' | 'onTransmit'>> & Pick<
 function socketError(err: NodeJS.ErrnoException, host: string, port: number): DomainError {
   const code = err.code ?? err.message;
   if (code === 'ETIMEDOUT') {
-    return new DomainError('timeout', 'IR_EXTENDER_TIMEOUT', `IR extender ${host}:${port} timed out (${code})`, { host, port, cause: code });
+    return irErrors.IR_EXTENDER_TIMEOUT({ extender: `${host}:${port}`, what: `timed out (${code})` }, { details: { host, port, cause: code } });
   }
   const what: Record<string, string> = {
     ECONNREFUSED: 'refused the connection',
@@ -150,12 +151,7 @@ function socketError(err: NodeJS.ErrnoException, host: string, port: number): Do
     EAI_AGAIN: 'could not be resolved',
     EADDRNOTAVAIL: 'address is not available',
   };
-  return new DomainError(
-    'upstream_failed',
-    'IR_EXTENDER_UNREACHABLE',
-    `IR extender ${host}:${port} ${what[code] ?? `failed (${code})`}`,
-    { host, port, cause: code },
-  );
+  return irErrors.IR_EXTENDER_UNREACHABLE({ extender: `${host}:${port}`, what: what[code] ?? `failed (${code})` }, { details: { host, port, cause: code } });
 }
 
 /** One TCP connection to an extender. Owns its socket, its line buffer and the pending exchange. */
@@ -188,10 +184,10 @@ class Link {
 
     const connectTimer = s.timers.setTimeout(() => {
       readyReject(
-        new DomainError('timeout', 'IR_EXTENDER_TIMEOUT', `IR extender ${host}:${s.port} did not accept a connection within ${s.connectTimeoutMs} ms`, {
-          host,
-          port: s.port,
-        }),
+        irErrors.IR_EXTENDER_TIMEOUT(
+          { extender: `${host}:${s.port}`, what: `did not accept a connection within ${s.connectTimeoutMs} ms` },
+          { details: { host, port: s.port } },
+        ),
       );
       this.destroy();
     }, s.connectTimeoutMs);
@@ -220,11 +216,7 @@ class Link {
       this.state = 'dead';
       const err = this.lastError
         ? socketError(this.lastError, host, s.port)
-        : new DomainError('upstream_failed', 'IR_EXTENDER_UNREACHABLE', `IR extender ${host}:${s.port} closed the connection`, {
-            host,
-            port: s.port,
-            cause: 'closed',
-          });
+        : irErrors.IR_EXTENDER_UNREACHABLE({ extender: `${host}:${s.port}`, what: 'closed the connection' }, { details: { host, port: s.port, cause: 'closed' } });
       if (wasConnecting) readyReject(err);
       const w = this.waiter;
       this.waiter = undefined;
@@ -258,10 +250,10 @@ class Link {
       const timer = this.s.timers.setTimeout(() => {
         this.waiter = undefined;
         reject(
-          new DomainError('timeout', 'IR_EXTENDER_TIMEOUT', `IR extender ${this.host} did not confirm the command within ${this.s.replyTimeoutMs} ms`, {
-            host: this.host,
-            port: this.s.port,
-          }),
+          irErrors.IR_EXTENDER_TIMEOUT(
+            { extender: this.host, what: `did not confirm the command within ${this.s.replyTimeoutMs} ms` },
+            { details: { host: this.host, port: this.s.port } },
+          ),
         );
         this.destroy();
       }, this.s.replyTimeoutMs);
@@ -275,7 +267,7 @@ class Link {
         fail: (e) => {
           this.s.timers.clearTimeout(timer);
           this.waiter = undefined;
-          reject(e.code === 'IR_EXTENDER_PROTOCOL_ERROR' ? e : new LinkDropped(e));
+          reject(e.code === irErrors.IR_EXTENDER_PROTOCOL_ERROR.code ? e : new LinkDropped(e));
         },
       };
       this.socket.write(line, 'latin1');
@@ -301,7 +293,7 @@ class Link {
   }
 
   private protocolError(what: string): void {
-    const err = new DomainError('upstream_failed', 'IR_EXTENDER_PROTOCOL_ERROR', `IR extender ${this.host} ${what}`, { host: this.host, port: this.s.port });
+    const err = irErrors.IR_EXTENDER_PROTOCOL_ERROR({ extender: this.host, what }, { details: { host: this.host, port: this.s.port } });
     this.s.log.warn({ host: this.host }, `iTach protocol error: ${what}`);
     const w = this.waiter;
     this.waiter = undefined;
@@ -341,10 +333,10 @@ class Channel {
     }
     if (this.queue.length >= this.s.maxQueue) {
       job.reject(
-        new DomainError('unavailable', 'IR_EXTENDER_BUSY', `IR extender ${this.host} has too many commands waiting (${this.s.maxQueue})`, {
-          host: this.host,
-          queued: this.queue.length,
-        }, 1),
+        irErrors.IR_EXTENDER_BUSY(
+          { extender: this.host, what: `has too many commands waiting (${this.s.maxQueue})` },
+          { details: { host: this.host, queued: this.queue.length }, retryAfterSeconds: 1 },
+        ),
       );
       return;
     }
@@ -435,15 +427,11 @@ class Channel {
   private interpret(job: Job, reply: string): ItachSendResult {
     if (reply.startsWith('completeir,')) return { line: job.line, reply, id: job.id };
     if (reply.startsWith('busyIR,')) {
-      throw new DomainError('unavailable', 'IR_EXTENDER_BUSY', `IR extender ${this.host} is busy transmitting another command`, { host: this.host, reply }, 1);
+      throw irErrors.IR_EXTENDER_BUSY({ extender: this.host, what: 'is busy transmitting another command' }, { details: { host: this.host, reply }, retryAfterSeconds: 1 });
     }
     const parsed = parseItachError(reply);
     const code = parsed?.code ?? reply;
-    throw new DomainError('upstream_failed', 'IR_EXTENDER_ERROR', `IR extender ${this.host} rejected the command: ${describeItachError(code)}`, {
-      host: this.host,
-      reply,
-      code,
-    });
+    throw irErrors.IR_EXTENDER_ERROR({ extender: this.host, reason: describeItachError(code) }, { details: { host: this.host, reply, code } });
   }
 
   private armIdle(): void {
@@ -475,7 +463,7 @@ class Channel {
 }
 
 function closedError(): DomainError {
-  return new DomainError('unavailable', 'IR_CLIENT_CLOSED', 'IR client is shut down');
+  return irErrors.IR_CLIENT_CLOSED();
 }
 
 export class ItachClient implements IrTransmitter {
@@ -502,10 +490,10 @@ export class ItachClient implements IrTransmitter {
   send(host: string, cmd: IrCommand): Promise<ItachSendResult> {
     const problems = validateIrCommand(cmd);
     if (problems.length > 0) {
-      return Promise.reject(new DomainError('invalid', 'INVALID_IR_COMMAND', `Invalid IR command: ${problems.join('; ')}`, { problems }));
+      return Promise.reject(irErrors.INVALID_IR_COMMAND({ problem: problems.join('; ') }, { details: { problems } }));
     }
     if (typeof host !== 'string' || host.trim() === '') {
-      return Promise.reject(new DomainError('invalid', 'INVALID_EXTENDER_HOST', 'IR extender address is missing', { host }));
+      return Promise.reject(irErrors.INVALID_EXTENDER_HOST({}, { details: { host } }));
     }
     if (this.closed) return Promise.reject(closedError());
     const id = this.allocateId();

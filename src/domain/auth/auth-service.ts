@@ -1,8 +1,8 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
-import { DomainError, unauthenticated } from '../../platform/errors.js';
 import type { Principal } from '../../platform/operations.js';
 import type { DomainEventBus } from '../events.js';
+import { authErrors } from './errors.js';
 import { LoginLimiter, type LoginLimits } from './login-limiter.js';
 import { OS_API_SCOPE, type Role, type StoredToken, type TokenKind, type TokenRepository, type User, type UserRepository } from './model.js';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
@@ -99,7 +99,7 @@ export class AuthService {
   async login(username: string, password: string, clientAddress: string): Promise<IssuedToken & { userId: string; role: Role }> {
     const wait = this.limiter.retryAfterSeconds(clientAddress, username);
     if (wait > 0) {
-      throw new DomainError('rate_limited', 'TOO_MANY_LOGIN_ATTEMPTS', 'Too many failed logins; try again later.', { retryAfterSeconds: wait }, wait);
+      throw authErrors.TOO_MANY_LOGIN_ATTEMPTS({}, { details: { retryAfterSeconds: wait }, retryAfterSeconds: wait });
     }
     const user = await this.users.findByUsername(username);
     this.dummyHash ??= hashPassword(generatePassword());
@@ -108,7 +108,7 @@ export class AuthService {
     if (!user || !ok) {
       this.limiter.recordFailure(clientAddress, username);
       this.events.emit('auth.login_failed', { username, clientAddress, at });
-      throw unauthenticated('INVALID_CREDENTIALS', 'Username or password is wrong.');
+      throw authErrors.INVALID_CREDENTIALS();
     }
     this.limiter.recordSuccess(clientAddress, username);
     const issued = await this.issue(user.id, user.username, user.role, 'access', this.settings.accessTokenTtlSeconds);

@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import { unauthenticated } from '../../platform/errors.js';
+import { errors } from '../../platform/errors.js';
 import { ADMIN_ACCOUNT, ANY_ACCOUNT, defineOperation, type OperationContext, type Principal } from '../../platform/operations.js';
 import type { AuthService } from './auth-service.js';
 
 function principalOf(ctx: OperationContext): Principal {
-  if (!ctx.principal) throw unauthenticated('AUTH_REQUIRED', 'This operation needs an access token.');
+  if (!ctx.principal) throw errors.AUTH_REQUIRED();
   return ctx.principal;
 }
 

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
-import { failureOf, invalid, notFound } from '../../platform/errors.js';
+import { failureOf } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { ACTIONS, supportedActions, toAbstractAction, type ActionName, type DeviceActions } from './actions.js';
 import { classifyCommand, deriveCapabilities } from './capabilities.js';
 import { ActionNameSchema, ActionResultFields, CapabilityNameSchema, CommandView, SupportedActionSchema } from './capability-schemas.js';
 import type { DeviceService } from './device-service.js';
+import { deviceErrors } from './errors.js';
 import { IdParam } from './schemas.js';
 
 /** A device's commands read through the capability model, and abstract actions performed with its own commands. */
@@ -53,7 +54,7 @@ export function deviceActionOperations(devices: DeviceService, actions: DeviceAc
       async handler({ deviceId, command }) {
         const device = devices.registry.get(deviceId);
         const spec = device.commands.find((c) => c.name === command);
-        if (!spec) throw notFound('COMMAND_NOT_FOUND', `Device ${device.name} has no command ${command}.`, { deviceId, command, commands: device.commands.map((c) => c.name) });
+        if (!spec) throw deviceErrors.COMMAND_NOT_FOUND({ device: device.name, command }, { details: { deviceId, command, commands: device.commands.map((c) => c.name) } });
         const state = devices.state.get(deviceId).state;
         return {
           deviceId,
@@ -81,7 +82,7 @@ export function deviceActionOperations(devices: DeviceService, actions: DeviceAc
         devices.registry.get(deviceId);
         const name = action as ActionName;
         if (ACTIONS[name].value === 'required' && value === undefined) {
-          throw invalid('ACTION_VALUE_REQUIRED', `${name} needs a value.`, { field: 'value' });
+          throw deviceErrors.ACTION_VALUE_REQUIRED({ action: name }, { details: { field: 'value' } });
         }
         const result = { action: name, ...(await actions.perform(deviceId, toAbstractAction(name, ACTIONS[name].value === 'none' ? undefined : value))) };
         if (!result.ok) throw failureOf(result.error, result);

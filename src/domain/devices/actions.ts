@@ -9,6 +9,7 @@ import {
 } from './capabilities.js';
 import { errorInfo } from './command-results.js';
 import type { DeviceService } from './device-service.js';
+import { deviceErrors } from './errors.js';
 import type { DeviceActionResult, DeviceCommandSpec } from './model.js';
 
 /**
@@ -272,16 +273,16 @@ export class DeviceActions {
 
   async perform(deviceId: string, action: AbstractAction): Promise<DeviceActionResult> {
     const device = this.devices.registry.find(deviceId);
-    if (!device || device.removed) return { deviceId, ok: false, error: { code: 'DEVICE_NOT_FOUND', message: `No device ${deviceId}.` } };
+    if (!device || device.removed) return { deviceId, ok: false, error: deviceErrors.DEVICE_NOT_FOUND.info({ id: deviceId }) };
     const spec = ACTIONS[action.action];
-    if (!spec) return { deviceId, ok: false, error: { code: 'ACTION_NOT_SUPPORTED', message: `Unknown action ${String(action.action)}.` } };
+    if (!spec) return { deviceId, ok: false, error: deviceErrors.ACTION_NOT_SUPPORTED.info({ device: device.name, action: String(action.action) }) };
     const value = 'value' in action ? action.value : undefined;
     if ((spec.value === 'required' && value === undefined) || (value !== undefined && !Number.isFinite(value))) {
-      return { deviceId, ok: false, error: { code: 'INVALID_ACTION_VALUE', message: `${action.action} needs a finite numeric value.` } };
+      return { deviceId, ok: false, error: deviceErrors.INVALID_ACTION_VALUE.info({ action: action.action }) };
     }
     const resolved = resolveAction(device, action, this.devices.state.get(deviceId).state);
     if (!resolved) {
-      return { deviceId, ok: false, error: { code: 'ACTION_NOT_SUPPORTED', message: `Device ${device.name} cannot ${action.action.replace(/_/g, ' ')}.` } };
+      return { deviceId, ok: false, error: deviceErrors.ACTION_NOT_SUPPORTED.info({ device: device.name, action: action.action.replace(/_/g, ' ') }) };
     }
     if (resolved.noop) return { deviceId, ok: true, result: { unchanged: true } };
     const presses = resolved.repeat ?? 1;

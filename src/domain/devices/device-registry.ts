@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
-import { notFound } from '../../platform/errors.js';
 import type { DomainEventBus } from '../events.js';
+import { deviceErrors } from './errors.js';
 import type { DeviceCommandSpec, DeviceMetadata, DeviceRepository, LogicalDevice } from './model.js';
 
 export interface DiscoveredFields {
@@ -75,14 +75,14 @@ export class DeviceRegistry {
   /** The device, or a 404-kind failure naming it. Removed devices count as missing. */
   get(id: string): LogicalDevice {
     const device = this.byId.get(id);
-    if (!device || device.removed) throw notFound('DEVICE_NOT_FOUND', `No device ${id}.`, { deviceId: id });
+    if (!device || device.removed) throw deviceErrors.DEVICE_NOT_FOUND({ id }, { details: { deviceId: id } });
     return device;
   }
 
   /** Refuses (404 DEVICE_NOT_FOUND naming every one) unless each id names a device not removed. */
   requireAll(ids: Iterable<string>): void {
     const missing = [...new Set(ids)].filter((id) => !this.byId.get(id) || this.byId.get(id)!.removed);
-    if (missing.length > 0) throw notFound('DEVICE_NOT_FOUND', `No device ${missing.join(', ')}.`, { deviceIds: missing });
+    if (missing.length > 0) throw deviceErrors.DEVICE_NOT_FOUND({ id: missing.join(', ') }, { details: { deviceIds: missing } });
   }
 
   findByDriver(driverKey: string, driverDeviceId: string): LogicalDevice | undefined {
@@ -163,7 +163,7 @@ export class DeviceRegistry {
   /** Changes a device's record; removed devices can be changed too (their history stays consistent). */
   async replace(id: string, changes: Partial<Omit<LogicalDevice, 'id' | 'createdAt' | 'driverKey' | 'driverDeviceId'>>): Promise<LogicalDevice> {
     const existing = this.byId.get(id);
-    if (!existing) throw notFound('DEVICE_NOT_FOUND', `No device ${id}.`, { deviceId: id });
+    if (!existing) throw deviceErrors.DEVICE_NOT_FOUND({ id }, { details: { deviceId: id } });
     const now = this.clock.now();
     const device: LogicalDevice = { ...existing, ...changes, updatedAt: now };
     await this.persist(device);

@@ -1,11 +1,12 @@
 import type { Clock } from '../../platform/clock.js';
-import { DomainError, invalid, unprocessable } from '../../platform/errors.js';
 import type { DriverManager } from '../drivers/driver-manager.js';
 import type { DomainEventBus } from '../events.js';
+import { irErrors } from '../ir/errors.js';
 import { validateIrCommand, validateIrCommands, isValidExtenderIp, type IrCommand, type IrCommands } from '../ir/ir-command.js';
 import type { IrTransmitter } from '../ir/transmitter.js';
 import type { DeviceStateView, StateAuthority } from '../state/state-authority.js';
 import type { DeviceRegistry } from './device-registry.js';
+import { deviceErrors } from './errors.js';
 import { GENERIC_IR, type DeviceMetadata, type LogicalDevice } from './model.js';
 
 /**
@@ -142,11 +143,10 @@ export class DeviceService {
     const device = this.registry.get(id);
     if (device.driverKey === GENERIC_IR) return this.sendIrKey(device, command);
     if (device.commands.length > 0 && !device.commands.some((c) => c.name === command) && !isCapabilityCommand(command)) {
-      throw unprocessable('COMMAND_NOT_SUPPORTED', `Device ${device.name} has no command ${command}.`, {
-        deviceId: id,
-        command,
-        supported: device.commands.map((c) => c.name),
-      });
+      throw deviceErrors.COMMAND_NOT_SUPPORTED(
+        { device: device.name, what: `command ${command}` },
+        { details: { deviceId: id, command, supported: device.commands.map((c) => c.name) } },
+      );
     }
     return this.drivers.execute(device, command, params, timeoutMs === undefined ? {} : { timeoutMs });
   }
@@ -166,11 +166,10 @@ export class DeviceService {
   async equalizerCommand(id: string, command: string, params: Record<string, unknown>): Promise<unknown> {
     const offered = this.equalizerCommands(id);
     if (!offered.includes(command)) {
-      throw unprocessable('COMMAND_NOT_SUPPORTED', `Device ${this.registry.get(id).name} has no equalizer or sound-mode command ${command}.`, {
-        deviceId: id,
-        command,
-        supported: offered,
-      });
+      throw deviceErrors.COMMAND_NOT_SUPPORTED(
+        { device: this.registry.get(id).name, what: `equalizer or sound-mode command ${command}` },
+        { details: { deviceId: id, command, supported: offered } },
+      );
     }
     return this.command(id, command, params);
   }
@@ -182,7 +181,7 @@ export class DeviceService {
   async capability(id: string, capability: Capability, command: string, params: Record<string, unknown> = {}): Promise<unknown> {
     const device = this.registry.get(id);
     if (!hasCapability(device, capability)) {
-      throw unprocessable('CAPABILITY_NOT_SUPPORTED', `Device ${device.name} does not support ${capability}.`, { deviceId: id, capability });
+      throw deviceErrors.CAPABILITY_NOT_SUPPORTED({ device: device.name, capability }, { details: { deviceId: id, capability } });
     }
     return this.drivers.execute(device, command, params);
   }
@@ -194,11 +193,17 @@ export class DeviceService {
     if (cached && this.clock.now() - cached.at < ICON_TTL_MS) return cached.icon;
     const result = (await this.capability(id, 'apps', CAPABILITY_COMMANDS.apps.icon, { appId })) as { contentType?: unknown; data?: unknown } | null;
     if (!result || typeof result.data !== 'string' || typeof result.contentType !== 'string' || !/^image\/[\w.+-]+$/.test(result.contentType)) {
-      throw new DomainError('upstream_failed', 'INVALID_DRIVER_RESULT', 'The driver answered apps.icon without {contentType: "image/…", data: base64}.', { deviceId: id, appId });
+      throw deviceErrors.INVALID_DRIVER_RESULT(
+        { command: CAPABILITY_COMMANDS.apps.icon, problem: 'it is not {contentType: "image/…", data: base64}' },
+        { details: { deviceId: id, appId } },
+      );
     }
     const bytes = Buffer.from(result.data, 'base64');
     if (bytes.length === 0 || bytes.length > MAX_ICON_BYTES) {
-      throw new DomainError('upstream_failed', 'INVALID_DRIVER_RESULT', `The driver's icon is empty or larger than ${MAX_ICON_BYTES} bytes.`, { deviceId: id, appId });
+      throw deviceErrors.INVALID_DRIVER_RESULT(
+        { command: CAPABILITY_COMMANDS.apps.icon, problem: `the icon is empty or larger than ${MAX_ICON_BYTES} bytes` },
+        { details: { deviceId: id, appId } },
+      );
     }
     const icon = { contentType: result.contentType, bytes };
     if (this.icons.size >= ICON_CACHE_LIMIT) this.icons.delete(this.icons.keys().next().value!);
@@ -213,14 +218,14 @@ export class DeviceService {
 
   /** Creates or edits a GENERIC_IR device. */
   async saveIrDevice(input: IrDeviceInput): Promise<DeviceView> {
-    if (!isValidExtenderIp(input.extenderIp)) throw invalid('INVALID_EXTENDER_IP', `extenderIp ${input.extenderIp} is not an IP address.`, { field: 'extenderIp' });
+    if (!isValidExtenderIp(input.extenderIp)) throw irErrors.INVALID_EXTENDER_IP({ extenderIp: input.extenderIp }, { details: { field: 'extenderIp' } });
     const problems = validateIrCommands(input.irCommands);
-    if (problems.length > 0) throw invalid('INVALID_IR_COMMAND', `irCommands: ${problems[0]}`, { field: 'irCommands', problems });
+    if (problems.length > 0) throw irErrors.INVALID_IR_COMMAND({ problem: problems[0]! }, { details: { field: 'irCommands', problems } });
     const properties: Record<string, unknown> = { extenderIp: input.extenderIp, irCommands: input.irCommands };
     const commands = Object.keys(input.irCommands).map((name) => ({ name }));
     if (input.id) {
       const existing = this.registry.get(input.id);
-      if (existing.driverKey !== GENERIC_IR) throw unprocessable('NOT_AN_IR_DEVICE', `Device ${input.id} is not a GENERIC_IR device.`, { deviceId: input.id });
+      if (existing.driverKey !== GENERIC_IR) throw deviceErrors.NOT_AN_IR_DEVICE({ id: input.id }, { details: { deviceId: input.id } });
       return this.view(
         await this.registry.replace(input.id, {
           name: input.name,
@@ -250,9 +255,9 @@ export class DeviceService {
 
   /** Sends raw IR data without a device (IR test tool). */
   async transmitIr(extenderIp: string, cmd: IrCommand, origin: { deviceId: string | null; key: string | null } = { deviceId: null, key: null }) {
-    if (!isValidExtenderIp(extenderIp)) throw invalid('INVALID_EXTENDER_IP', `extenderIp ${extenderIp} is not an IP address.`, { field: 'extenderIp' });
+    if (!isValidExtenderIp(extenderIp)) throw irErrors.INVALID_EXTENDER_IP({ extenderIp }, { details: { field: 'extenderIp' } });
     const problems = validateIrCommand(cmd);
-    if (problems.length > 0) throw invalid('INVALID_IR_COMMAND', problems[0]!, { problems });
+    if (problems.length > 0) throw irErrors.INVALID_IR_COMMAND({ problem: problems[0]! }, { details: { problems } });
     const sent = await this.ir.send(extenderIp, cmd);
     this.events.emit('ir.transmitted', { ...origin, host: extenderIp, freqKhz: cmd.freq_khz, raw: cmd.raw, line: sent.line, at: this.clock.now() });
     return sent;
@@ -272,13 +277,12 @@ export class DeviceService {
     const props = device.properties as { extenderIp?: unknown; irCommands?: Record<string, IrCommand> };
     const cmd = props.irCommands && Object.hasOwn(props.irCommands, key) ? props.irCommands[key] : undefined;
     if (!cmd) {
-      throw unprocessable('COMMAND_NOT_SUPPORTED', `Device ${device.name} has no IR key ${key}.`, {
-        deviceId: device.id,
-        command: key,
-        supported: Object.keys(props.irCommands ?? {}),
-      });
+      throw deviceErrors.COMMAND_NOT_SUPPORTED(
+        { device: device.name, what: `IR key ${key}` },
+        { details: { deviceId: device.id, command: key, supported: Object.keys(props.irCommands ?? {}) } },
+      );
     }
-    if (typeof props.extenderIp !== 'string') throw unprocessable('IR_DEVICE_MISCONFIGURED', `Device ${device.name} has no extenderIp.`, { deviceId: device.id });
+    if (typeof props.extenderIp !== 'string') throw deviceErrors.IR_DEVICE_MISCONFIGURED({ device: device.name }, { details: { deviceId: device.id } });
     const sent = await this.transmitIr(props.extenderIp, cmd, { deviceId: device.id, key });
     return { key, extenderIp: props.extenderIp, line: sent.line.replace(/\r$/, '') };
   }

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { invalid } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { IrCommandsSchema } from '../ir/ir-command.js';
 import { CAPABILITY_COMMANDS, type DeviceService, type DeviceView } from './device-service.js';
+import { deviceErrors } from './errors.js';
 import { CommandResultSchema, DeviceDetailSchema, DeviceSchema, IdParam, RemoteSourceSchema } from './schemas.js';
 
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
@@ -139,9 +139,7 @@ export function deviceOperations(devices: DeviceService) {
       async handler({ id, command, params, ...settings }) {
         const hasSettings = Object.values(settings).some((v) => v !== undefined);
         if ((command !== undefined && hasSettings) || (params !== undefined && command === undefined)) {
-          throw invalid('EQUALIZER_FORMS_MIXED', 'Send either {command, params?} or bands, soundMode and preset, not both.', {
-            fields: ['command', 'params', 'bands', 'soundMode', 'preset'],
-          });
+          throw deviceErrors.EQUALIZER_FORMS_MIXED({}, { details: { fields: ['command', 'params', 'bands', 'soundMode', 'preset'] } });
         }
         if (command !== undefined) return okResult(await devices.equalizerCommand(id, command, params ?? {}));
         return okResult(await devices.capability(id, 'equalizer', CAPABILITY_COMMANDS.equalizer.set, settings));

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
 import { systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
-import { DomainError } from '../../platform/errors.js';
+import type { DomainError, FailureInfo } from '../../platform/errors.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
 import type { LogicalDevice } from '../devices/model.js';
 import type { DomainEventBus } from '../events.js';
 import type { StateAuthority } from '../state/state-authority.js';
 import type { DriverLink } from './driver-link.js';
+import { driverErrors, driverProtocolErrors } from './errors.js';
 import { DRIVER_EVENT_SCHEMAS, DriverRegistration, PROTOCOL_VERSION, type DriverEvent, type DriverEventType } from './messages.js';
 
 export interface DriverManagerLogger {
@@ -16,7 +17,7 @@ export interface DriverManagerLogger {
 }
 
 /** The outcome of a message from a driver, so the transport can answer a bad one its own way. */
-export type Receipt = { ok: true } | { ok: false; code: 'INVALID_MESSAGE' | 'UNKNOWN_TYPE'; message: string };
+export type Receipt = { ok: true } | ({ ok: false } & FailureInfo<'INVALID_MESSAGE' | 'UNKNOWN_TYPE'>);
 
 interface PendingAction {
   link: DriverLink;
@@ -64,19 +65,20 @@ export class DriverManager {
     private readonly timers: Timers = systemTimers,
   ) {}
 
-  /** Validates a registration message; returns the problem in words, or undefined when valid. */
-  checkRegistration(message: unknown): { registration: DriverRegistration } | { error: string; code: 'INVALID_REGISTRATION' | 'UNSUPPORTED_PROTOCOL_VERSION' } {
+  /** Validates a registration message: the registration, or why it is refused. */
+  checkRegistration(message: unknown): { registration: DriverRegistration } | { refused: FailureInfo<'INVALID_REGISTRATION' | 'UNSUPPORTED_PROTOCOL_VERSION'> } {
     if (!registrationCheck.Check(message)) {
       const first = registrationCheck.Errors(message)[0];
-      return { code: 'INVALID_REGISTRATION', error: `registration must be {method:"driver.register", driverKey, instanceId, protocolVersion}${first ? `: ${first.instancePath || '/'} ${first.message}` : ''}` };
+      const problem = `registration must be {method:"driver.register", driverKey, instanceId, protocolVersion}${first ? `: ${first.instancePath || '/'} ${first.message}` : ''}`;
+      return { refused: driverProtocolErrors.INVALID_REGISTRATION.info({ problem }) };
     }
     const registration = message as DriverRegistration;
     if (registration.instanceId.startsWith('local:')) {
       // Reserved for processes the hub launches; a socket must not be able to replace one.
-      return { code: 'INVALID_REGISTRATION', error: 'instanceId must not start with "local:"; that prefix is reserved for local driver processes' };
+      return { refused: driverProtocolErrors.INVALID_REGISTRATION.info({ problem: 'instanceId must not start with "local:"; that prefix is reserved for local driver processes' }) };
     }
     if (registration.protocolVersion !== PROTOCOL_VERSION) {
-      return { code: 'UNSUPPORTED_PROTOCOL_VERSION', error: `protocolVersion ${registration.protocolVersion} is not supported; this hub speaks ${PROTOCOL_VERSION}` };
+      return { refused: driverProtocolErrors.UNSUPPORTED_PROTOCOL_VERSION.info({ version: registration.protocolVersion, supported: PROTOCOL_VERSION }) };
     }
     return { registration };
   }
@@ -110,7 +112,7 @@ export class DriverManager {
     for (const [actionId, action] of this.pending) {
       if (action.link !== link) continue;
       this.settle(actionId);
-      action.reject(new DomainError('upstream_failed', 'DRIVER_DISCONNECTED', `The driver ${link.driverKey} disconnected before answering.`, { driverKey: link.driverKey }));
+      action.reject(driverErrors.DRIVER_DISCONNECTED({ driverKey: link.driverKey }, { details: { driverKey: link.driverKey } }));
     }
     this.events.emit('driver.disconnected', { driverKey: link.driverKey, instanceId: link.instanceId, reason, at: this.clock.now() });
   }
@@ -119,12 +121,12 @@ export class DriverManager {
   async receive(link: DriverLink, message: unknown): Promise<Receipt> {
     const type = (message as { type?: unknown } | null)?.type;
     if (typeof type !== 'string' || !(type in eventChecks)) {
-      return { ok: false, code: 'UNKNOWN_TYPE', message: `unknown message type ${JSON.stringify(type ?? null)}; expected one of ${Object.keys(eventChecks).join(', ')}` };
+      return { ok: false, ...driverProtocolErrors.UNKNOWN_TYPE.info({ type: JSON.stringify(type ?? null), types: Object.keys(eventChecks).join(', ') }) };
     }
     const check = eventChecks[type as DriverEventType];
     if (!check.Check(message)) {
       const first = check.Errors(message)[0];
-      return { ok: false, code: 'INVALID_MESSAGE', message: `${type}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'invalid'}` };
+      return { ok: false, ...driverProtocolErrors.INVALID_MESSAGE.info({ type, problem: first ? `${first.instancePath || '/'} ${first.message}` : 'invalid' }) };
     }
     const prior = this.inflight.get(link);
     const run = prior ? prior.then(() => this.apply(link, message as DriverEvent)) : this.apply(link, message as DriverEvent);
@@ -142,7 +144,7 @@ export class DriverManager {
   execute(device: LogicalDevice, command: string, params: Record<string, unknown>, options: { timeoutMs?: number; kind?: 'ACTION' | 'COMMAND_EXECUTE' } = {}): Promise<unknown> {
     const link = this.linkFor(device);
     if (!link || device.driverDeviceId === null) {
-      return Promise.reject(new DomainError('unavailable', 'DRIVER_OFFLINE', `The driver ${device.driverKey} of device ${device.id} is not connected.`, { deviceId: device.id, driverKey: device.driverKey }, 5));
+      return Promise.reject(driverErrors.DRIVER_OFFLINE({ driverKey: device.driverKey }, { details: { deviceId: device.id, driverKey: device.driverKey }, retryAfterSeconds: 5 }));
     }
     const actionId = randomUUID();
     const timeoutMs = options.timeoutMs ?? link.actionTimeoutMs ?? this.actionTimeoutMs;
@@ -150,7 +152,7 @@ export class DriverManager {
     return new Promise((resolve, reject) => {
       const timer = this.timers.setTimeout(() => {
         this.settle(actionId);
-        reject(new DomainError('timeout', 'DRIVER_TIMEOUT', `The driver ${device.driverKey} did not answer ${command} within ${timeoutMs} ms.`, { deviceId: device.id, command, timeoutMs }));
+        reject(driverErrors.DRIVER_TIMEOUT({ driverKey: device.driverKey, command, timeoutMs }, { details: { deviceId: device.id, command, timeoutMs } }));
       }, timeoutMs);
       this.pending.set(actionId, { link, deviceId: device.id, command, startedAt, resolve, reject, timer });
       link.send({ type: options.kind ?? 'ACTION', actionId, deviceId: device.driverDeviceId!, command, params });
@@ -264,12 +266,17 @@ export class DriverManager {
         if (event.ok) action.resolve(event.result);
         else {
           action.reject(
-            new DomainError('upstream_failed', 'DRIVER_ERROR', event.error ?? `The driver failed to execute ${action.command}.`, {
-              driverKey: link.driverKey,
-              command: action.command,
-              driverError: event.error ?? null,
-              ...(event.result === undefined ? {} : { result: event.result }),
-            }),
+            driverErrors.DRIVER_ERROR(
+              { driverMessage: event.error ?? `The driver failed to execute ${action.command}.` },
+              {
+                details: {
+                  driverKey: link.driverKey,
+                  command: action.command,
+                  driverError: event.error ?? null,
+                  ...(event.result === undefined ? {} : { result: event.result }),
+                },
+              },
+            ),
           );
         }
         return;

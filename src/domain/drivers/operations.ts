@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { DomainError } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { DriverManager } from './driver-manager.js';
+import { driverErrors } from './errors.js';
 import type { LocalDriverSupervisor } from './local/supervisor.js';
 
 const Loose = Type.Record(Type.String(), Type.Unknown());
@@ -149,7 +149,7 @@ export function integrationOperations(manager: DriverManager, local: LocalDriver
       output: Type.Object({ driverKey: Type.String(), delivered: Type.Integer({ description: 'Instances the message was sent to.' }) }),
       async handler({ driverKey, payload }) {
         const delivered = manager.message(driverKey, payload);
-        if (delivered === 0) throw new DomainError('unavailable', 'DRIVER_OFFLINE', `No instance of driver ${driverKey} is connected.`, { driverKey }, 5);
+        if (delivered === 0) throw driverErrors.DRIVER_OFFLINE({ driverKey }, { details: { driverKey }, retryAfterSeconds: 5 });
         return { driverKey, delivered };
       },
     }),

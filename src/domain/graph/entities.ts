@@ -1,10 +1,12 @@
-import { DomainError, invalid, notFound, unprocessable } from '../../platform/errors.js';
+import { DomainError } from '../../platform/errors.js';
 import { slugify } from '../../platform/slugs.js';
 import { isOn, resolveAction, type AbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
 import { CAPABILITY_MODEL, type CapabilityName, type CapabilitySource } from '../devices/capabilities.js';
 import { errorInfo } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import { sceneObjectIds, type SceneCatalog } from '../scenes/catalog.js';
+import { sceneErrors } from '../scenes/errors.js';
+import { graphErrors } from './errors.js';
 import type { GraphDevice, HomeGraph } from './model.js';
 
 /**
@@ -197,10 +199,10 @@ export function serviceAction(domain: string, service: string, data: Record<stri
   const num = (field: string, required: boolean): number | undefined => {
     const v = data[field];
     if (v === undefined || v === null) {
-      if (required) throw invalid('INVALID_SERVICE_DATA', `${domain}.${service} needs data.${field} (a number).`, { field: `data.${field}` });
+      if (required) throw graphErrors.INVALID_SERVICE_DATA({ field, problem: `is required by ${domain}.${service} (a number)` }, { details: { field: `data.${field}` } });
       return undefined;
     }
-    if (!isNumber(v)) throw invalid('INVALID_SERVICE_DATA', `data.${field} must be a finite number.`, { field: `data.${field}` });
+    if (!isNumber(v)) throw graphErrors.INVALID_SERVICE_DATA({ field, problem: 'must be a finite number' }, { details: { field: `data.${field}` } });
     return v;
   };
   const simple: Record<string, ActionName> = {
@@ -231,7 +233,7 @@ export function serviceAction(domain: string, service: string, data: Record<stri
       const volume = num('volume', false);
       if (volume !== undefined) return { action: 'set_volume', value: volume };
       const level = num('volume_level', false);
-      if (level === undefined) throw invalid('INVALID_SERVICE_DATA', 'media_player.volume_set needs data.volume (0–100) or data.volume_level (0–1).', { field: 'data.volume' });
+      if (level === undefined) throw graphErrors.INVALID_SERVICE_DATA({ field: 'volume (0–100) or data.volume_level (0–1)', problem: 'is required by media_player.volume_set' }, { details: { field: 'data.volume' } });
       return { action: 'set_volume', value: level * 100 };
     }
     case 'set_temperature':
@@ -239,7 +241,7 @@ export function serviceAction(domain: string, service: string, data: Record<stri
     case 'set_cover_position':
       return { action: 'set_position', value: num('position', true)! };
   }
-  throw unprocessable('SERVICE_NOT_SUPPORTED', `No service ${domain}.${service}.`, { domain, service });
+  throw graphErrors.SERVICE_NOT_SUPPORTED({ target: `Domain ${domain}`, service }, { details: { domain, service } });
 }
 
 /** Probe data so that a value service can be checked for support. */
@@ -370,7 +372,7 @@ export function findEntity(graph: HomeGraph, entityId: string): EntityView | und
 /** The entity with state and attributes; ENTITY_NOT_FOUND when there is none. */
 export function getEntity(graph: HomeGraph, entityId: string): EntityView {
   const entity = findEntity(graph, entityId);
-  if (!entity) throw notFound('ENTITY_NOT_FOUND', `No entity ${entityId}.`, { entityId });
+  if (!entity) throw graphErrors.ENTITY_NOT_FOUND({ entityId }, { details: { entityId } });
   return entity;
 }
 
@@ -410,11 +412,10 @@ export class EntityService {
     const entity = this.get(entityId);
     const domain = DOMAIN_BY_NAME.get(entity.domain);
     if (!domain?.services.some((s) => s.service === service)) {
-      throw unprocessable('SERVICE_NOT_SUPPORTED', `Entity ${entityId} (${entity.domain}) has no service ${service}.`, {
-        entityId,
-        service,
-        services: domain?.services.map((s) => s.service) ?? [],
-      });
+      throw graphErrors.SERVICE_NOT_SUPPORTED(
+        { target: `Entity ${entityId} (${entity.domain})`, service },
+        { details: { entityId, service, services: domain?.services.map((s) => s.service) ?? [] } },
+      );
     }
     const deviceId = entity.deviceId!;
     if (entity.domain === 'scene') {
@@ -422,7 +423,7 @@ export class EntityService {
         const run = await this.deps.scenes.run(entity.sceneId!);
         return { entityId, service, action: 'scene.run', deviceId, ok: true, command: 'scenes.run', ...(run.result === undefined ? {} : { result: run.result }) };
       } catch (err) {
-        if (err instanceof DomainError && err.code === 'SCENE_NOT_FOUND') throw err;
+        if (err instanceof DomainError && err.code === sceneErrors.SCENE_NOT_FOUND.code) throw err;
         return { entityId, service, action: 'scene.run', deviceId, ok: false, command: 'scenes.run', error: errorInfo(err) };
       }
     }

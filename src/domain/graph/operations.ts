@@ -1,13 +1,15 @@
 import { Type } from 'typebox';
-import { failureOf, invalid, notFound, unprocessable } from '../../platform/errors.js';
+import { failureOf } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { ACTION_NAMES, ACTIONS, type DeviceActions } from '../devices/actions.js';
 import { CAPABILITY_MODEL, CAPABILITY_NAMES } from '../devices/capabilities.js';
 import { ActionNameSchema, ActionResultFields, CapabilityNameSchema } from '../devices/capability-schemas.js';
 import type { DeviceService } from '../devices/device-service.js';
+import { deviceErrors } from '../devices/errors.js';
 import { IdParam } from '../devices/schemas.js';
 import type { DriverInfo } from '../drivers/driver-manager.js';
 import type { LocalDriverInfo } from '../drivers/local/supervisor.js';
+import { homeErrors } from '../home/errors.js';
 import type { MacroService } from '../home/macros.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ZoneService } from '../home/zones.js';
@@ -16,6 +18,7 @@ import { referencesOf } from '../programs/references.js';
 import type { SceneCatalog } from '../scenes/catalog.js';
 import { SceneViewSchema } from '../scenes/operations.js';
 import { EntityService, listEntities, listEntityDomains } from './entities.js';
+import { graphErrors } from './errors.js';
 import { buildHomeGraph } from './graph.js';
 import type { HomeGraph } from './model.js';
 
@@ -246,18 +249,18 @@ export function graphOperations(deps: GraphOperationDeps) {
         macros: Type.Array(GraphMacroSchema),
       }),
       async handler({ spaceId, deviceId }) {
-        if (spaceId === undefined && deviceId === undefined) throw invalid('CONTEXT_REQUIRED', 'Give spaceId, deviceId or both.', { fields: ['spaceId', 'deviceId'] });
+        if (spaceId === undefined && deviceId === undefined) throw graphErrors.CONTEXT_REQUIRED({}, { details: { fields: ['spaceId', 'deviceId'] } });
         const g = graph();
         let space = null;
         if (spaceId !== undefined) {
           space = g.spaces.find((s) => s.id === spaceId) ?? null;
-          if (!space) throw notFound('SPACE_NOT_FOUND', `No space ${spaceId}.`, { id: spaceId });
+          if (!space) throw homeErrors.SPACE_NOT_FOUND({ id: spaceId }, { details: { id: spaceId } });
         }
         let inContext: HomeGraph['devices'];
         if (deviceId !== undefined) {
           const device = g.devices.find((d) => d.id === deviceId);
-          if (!device) throw notFound('DEVICE_NOT_FOUND', `No device ${deviceId}.`, { deviceId });
-          if (space && device.spaceId !== space.id) throw unprocessable('DEVICE_NOT_IN_SPACE', `Device ${device.name} is not in space ${space.name}.`, { deviceId, spaceId });
+          if (!device) throw deviceErrors.DEVICE_NOT_FOUND({ id: deviceId }, { details: { deviceId } });
+          if (space && device.spaceId !== space.id) throw graphErrors.DEVICE_NOT_IN_SPACE({ device: device.name, space: space.name }, { details: { deviceId, spaceId } });
           space ??= g.spaces.find((s) => s.id === device.spaceId) ?? null;
           inContext = [device];
         } else {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { invalid } from '../../platform/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DomainEventBus } from '../events.js';
+import { homeErrors } from './errors.js';
 import type { Alert, AlertQuery, AlertRepository } from './model.js';
 
 export interface AlertRetention {
@@ -35,7 +35,7 @@ export class AlertService {
 
   async list(query: AlertQuery) {
     if (query.before && !(await this.repo.get(query.before))) {
-      throw invalid('INVALID_CURSOR', `Unknown paging cursor ${query.before}; start again without \`before\`.`, { field: 'before' });
+      throw homeErrors.INVALID_CURSOR({ cursor: query.before }, { details: { field: 'before' } });
     }
     return this.repo.query(query);
   }

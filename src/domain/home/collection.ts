@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
-import { notFound } from '../../platform/errors.js';
+import type { DomainError, FailureOptions } from '../../platform/errors.js';
 import type { DocumentRepository } from './repository.js';
 
 type Stamped = { id: string; createdAt: number; updatedAt: number };
@@ -16,8 +16,8 @@ export class DocumentCollection<T extends Stamped> {
   constructor(
     private readonly repo: DocumentRepository<T>,
     private readonly clock: Clock,
-    /** Singular noun for messages and error codes, e.g. `space` → SPACE_NOT_FOUND. */
-    readonly noun: string,
+    /** The aggregate's not-found failure, e.g. `homeErrors.SPACE_NOT_FOUND`. */
+    private readonly missing: (params: { id: string }, options?: FailureOptions) => DomainError,
   ) {}
 
   async load(): Promise<void> {
@@ -35,7 +35,7 @@ export class DocumentCollection<T extends Stamped> {
 
   get(id: string): T {
     const item = this.items.get(id);
-    if (!item) throw notFound(`${this.noun.toUpperCase().replace(/\W+/g, '_')}_NOT_FOUND`, `No ${this.noun} ${id}.`, { id });
+    if (!item) throw this.missing({ id }, { details: { id } });
     return item;
   }
 

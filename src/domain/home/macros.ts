@@ -1,10 +1,10 @@
 import type { Clock, Timers } from '../../platform/clock.js';
-import { conflict, notFound } from '../../platform/errors.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from './collection.js';
 import { tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
+import { homeErrors } from './errors.js';
 import type { ActionMap, Macro, MacroStep } from './model.js';
 import type { ProgramDirectory } from './ports.js';
 
@@ -38,7 +38,7 @@ export class MacroService {
   async remove(id: string): Promise<void> {
     this.macros.get(id);
     const users = this.programs.programsUsingMacro(id).map((p) => ({ kind: 'program', id: p.id, name: p.name }));
-    if (users.length > 0) throw conflict('MACRO_IN_USE', `Macro ${id} is run by ${users.map((u) => `program ${u.name}`).join(', ')}.`, { users });
+    if (users.length > 0) throw homeErrors.MACRO_IN_USE({ id, users: users.map((u) => `program ${u.name}`).join(', ') }, { details: { users } });
     await this.macros.remove(id);
     this.events.emit('macro.removed', { macroId: id, at: this.clock.now() });
   }
@@ -66,7 +66,7 @@ export class MacroService {
 
   async saveActionMap(input: { id?: string; name: string; controlKey: string; deviceId: string; command: string; params?: Record<string, unknown>; spaceId?: string | null }): Promise<ActionMap> {
     this.devices.registry.requireAll([input.deviceId]);
-    if (input.spaceId && !this.spaceExists(input.spaceId)) throw notFound('SPACE_NOT_FOUND', `No space ${input.spaceId}.`, { spaceId: input.spaceId });
+    if (input.spaceId && !this.spaceExists(input.spaceId)) throw homeErrors.SPACE_NOT_FOUND({ id: input.spaceId }, { details: { spaceId: input.spaceId } });
     const { item, created } = await this.actionMaps.save({ ...input, spaceId: input.spaceId ?? null });
     this.events.emit(created ? 'action_map.created' : 'action_map.updated', { actionMap: item, at: this.clock.now() });
     return item;
@@ -87,7 +87,7 @@ export class MacroService {
     const map =
       this.actionMaps.find(idOrControlKey) ??
       this.actionMaps.list().find((m) => m.controlKey === idOrControlKey && (!spaceId || m.spaceId === spaceId || !m.spaceId));
-    if (!map) throw notFound('ACTION_MAP_NOT_FOUND', `No action map ${idOrControlKey}.`, { id: idOrControlKey });
+    if (!map) throw homeErrors.ACTION_MAP_NOT_FOUND({ id: idOrControlKey }, { details: { id: idOrControlKey } });
     const result = await tryCommand(this.devices, map.deviceId, map.command, map.params ?? {});
     this.events.emit('action_map.triggered', { actionMapId: map.id, ok: result.ok, at: this.clock.now() });
     return { ...result, actionMapId: map.id };

@@ -4,6 +4,7 @@ import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import { AlertService, type AlertRetention } from './alerts.js';
 import { DocumentCollection } from './collection.js';
+import { homeErrors } from './errors.js';
 import { MacroService } from './macros.js';
 import type { ActionMap, AlertRepository, HomePreferences, Macro, Space, Zone, ZoneGroup } from './model.js';
 import { homeOperations } from './operations.js';
@@ -42,11 +43,11 @@ export interface HomeModuleDeps {
  */
 export function homeModule({ repositories: repos, devices, programs, alertRetention, events, clock, timers }: HomeModuleDeps) {
   const collections = {
-    spaces: new DocumentCollection(repos.spaces, clock, 'space'),
-    zones: new DocumentCollection(repos.zones, clock, 'zone'),
-    zoneGroups: new DocumentCollection(repos.zoneGroups, clock, 'zone group'),
-    macros: new DocumentCollection(repos.macros, clock, 'macro'),
-    actionMaps: new DocumentCollection(repos.actionMaps, clock, 'action map'),
+    spaces: new DocumentCollection(repos.spaces, clock, homeErrors.SPACE_NOT_FOUND),
+    zones: new DocumentCollection(repos.zones, clock, homeErrors.ZONE_NOT_FOUND),
+    zoneGroups: new DocumentCollection(repos.zoneGroups, clock, homeErrors.ZONE_GROUP_NOT_FOUND),
+    macros: new DocumentCollection(repos.macros, clock, homeErrors.MACRO_NOT_FOUND),
+    actionMaps: new DocumentCollection(repos.actionMaps, clock, homeErrors.ACTION_MAP_NOT_FOUND),
   };
   const macros = new MacroService(collections.macros, collections.actionMaps, devices, events, clock, timers, programs, (id) => !!collections.spaces.find(id));
   const zones = new ZoneService(collections.zones, collections.zoneGroups, devices, programs, events, clock);

@@ -12,6 +12,8 @@ export interface ProgramRef {
  */
 export interface ProgramDirectory {
   find(id: string): ProgramRef | undefined;
+  /** The program a record refers to; PROGRAM_NOT_FOUND (details `{programId}`) when there is none. */
+  require(id: string): ProgramRef;
   /** Programs whose steps set the zone's volume. */
   programsUsingZone(zoneId: string): ProgramRef[];
   /** Programs whose steps run the macro. */

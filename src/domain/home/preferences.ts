@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
-import { notFound } from '../../platform/errors.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
 import type { DomainEventBus } from '../events.js';
+import { homeErrors } from './errors.js';
 import type { DesignProfile, HomePreferences } from './model.js';
 import type { DocumentRepository } from './repository.js';
 
@@ -131,7 +131,7 @@ export class DesignService {
 
   async select(profileId: string): Promise<LiveDesign> {
     if (!BUILT_IN_PROFILES.some((p) => p.id === profileId)) {
-      throw notFound('DESIGN_PROFILE_NOT_FOUND', `No design profile ${profileId}.`, { profileId, available: BUILT_IN_PROFILES.map((p) => p.id) });
+      throw homeErrors.DESIGN_PROFILE_NOT_FOUND({ profileId }, { details: { profileId, available: BUILT_IN_PROFILES.map((p) => p.id) } });
     }
     const selected = { id: 'active', profileId, selectedAt: this.clock.now() };
     await this.repo.save(selected, selected.selectedAt);

@@ -1,10 +1,11 @@
 import type { Clock } from '../../platform/clock.js';
-import { notFound, unprocessable } from '../../platform/errors.js';
 import type { DeviceService, DeviceView } from '../devices/device-service.js';
+import { deviceErrors } from '../devices/errors.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from './collection.js';
 import { offeredCommand, tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
+import { homeErrors } from './errors.js';
 import type { RemoteSource, Space } from './model.js';
 
 const POWER_ON = ['power_on', 'turn_on', 'on'];
@@ -99,18 +100,18 @@ export class SpaceService {
    */
   async activate(id: string, sourceId: string): Promise<{ source: RemoteSource; results: DeviceActionResult[] }> {
     const source = this.remoteSources(id).find((s) => s.id === sourceId);
-    if (!source) throw notFound('REMOTE_SOURCE_NOT_FOUND', `Space ${id} has no remote source ${sourceId}.`, { spaceId: id, sourceId });
+    if (!source) throw homeErrors.REMOTE_SOURCE_NOT_FOUND({ spaceId: id, sourceId }, { details: { spaceId: id, sourceId } });
     const results: DeviceActionResult[] = [];
     // Checked before anything is switched on, so a refused activation changes nothing.
     let inputCommand: string | undefined;
     if (source.input) {
       const command = offeredCommand(this.devices, source.deviceId, SELECT_INPUT);
-      if (!command) throw unprocessable('INPUT_SELECT_NOT_SUPPORTED', `Device ${source.deviceId} offers no input selection command.`, { deviceId: source.deviceId });
+      if (!command) throw homeErrors.INPUT_SELECT_NOT_SUPPORTED({ deviceId: source.deviceId }, { details: { deviceId: source.deviceId } });
       inputCommand = command;
     }
     for (const deviceId of [...source.requires, source.deviceId]) {
       if (!this.devices.registry.find(deviceId)) {
-        results.push({ deviceId, ok: false, error: { code: 'DEVICE_NOT_FOUND', message: `No device ${deviceId}.` } });
+        results.push({ deviceId, ok: false, error: deviceErrors.DEVICE_NOT_FOUND.info({ id: deviceId }) });
         continue;
       }
       const command = offeredCommand(this.devices, deviceId, POWER_ON);

@@ -1,10 +1,10 @@
 import type { Clock } from '../../platform/clock.js';
-import { conflict, notFound, unprocessable } from '../../platform/errors.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from './collection.js';
 import { errorInfo, offeredCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
+import { homeErrors } from './errors.js';
 import type { Zone, ZoneGroup } from './model.js';
 import type { ProgramDirectory } from './ports.js';
 
@@ -47,9 +47,7 @@ export class ZoneService {
 
   async save(input: { id?: string; name: string; deviceIds: string[]; programId?: string | null }): Promise<ResolvedZone> {
     this.devices.registry.requireAll(input.deviceIds);
-    if (input.programId && !this.programs.find(input.programId)) {
-      throw notFound('PROGRAM_NOT_FOUND', `No program ${input.programId}.`, { programId: input.programId });
-    }
+    if (input.programId) this.programs.require(input.programId);
     const { item, created } = await this.zones.save({ ...input, deviceIds: [...new Set(input.deviceIds)], programId: input.programId ?? null });
     this.events.emit(created ? 'zone.created' : 'zone.updated', { zone: item, at: this.clock.now() });
     return this.resolve(item);
@@ -59,7 +57,7 @@ export class ZoneService {
   async remove(id: string): Promise<void> {
     this.zones.get(id);
     const users = this.programs.programsUsingZone(id).map((p) => ({ kind: 'program', id: p.id, name: p.name }));
-    if (users.length > 0) throw conflict('ZONE_IN_USE', `Zone ${id} is used by ${users.map((u) => `program ${u.name}`).join(', ')}.`, { users });
+    if (users.length > 0) throw homeErrors.ZONE_IN_USE({ id, users: users.map((u) => `program ${u.name}`).join(', ') }, { details: { users } });
     await this.zones.remove(id);
     for (const group of this.groups.list()) {
       if (group.zoneIds.includes(id)) await this.groups.update(group.id, (g) => ({ zoneIds: g.zoneIds.filter((z) => z !== id) }));
@@ -75,11 +73,11 @@ export class ZoneService {
   async setVolume(id: string, change: { volume?: number; delta?: number; deviceIds?: string[] }): Promise<{ zoneId: string; results: DeviceActionResult[] }> {
     const zone = this.zones.get(id);
     if ((change.volume === undefined) === (change.delta === undefined)) {
-      throw unprocessable('VOLUME_CHANGE_REQUIRED', 'Give exactly one of volume (0–100) or delta.', { fields: ['volume', 'delta'] });
+      throw homeErrors.VOLUME_CHANGE_REQUIRED({}, { details: { fields: ['volume', 'delta'] } });
     }
     const targets = change.deviceIds ?? zone.deviceIds;
     const outside = targets.filter((d) => !zone.deviceIds.includes(d));
-    if (outside.length > 0) throw unprocessable('DEVICE_NOT_IN_ZONE', `Device ${outside.join(', ')} is not in zone ${zone.name}.`, { deviceIds: outside });
+    if (outside.length > 0) throw homeErrors.DEVICE_NOT_IN_ZONE({ deviceIds: outside.join(', '), zone: zone.name }, { details: { deviceIds: outside } });
     const results = await Promise.all(targets.map((deviceId) => this.volumeOf(deviceId, change)));
     this.events.emit('zone.volume_changed', { zoneId: id, results, at: this.clock.now() });
     return { zoneId: id, results };
@@ -118,13 +116,13 @@ export class ZoneService {
 
   private async volumeOf(deviceId: string, change: { volume?: number; delta?: number }): Promise<DeviceActionResult> {
     if (!this.isVolumeCapable(deviceId)) {
-      return { deviceId, ok: false, error: { code: 'VOLUME_NOT_SUPPORTED', message: 'This device has no volume control.' } };
+      return { deviceId, ok: false, error: homeErrors.VOLUME_NOT_SUPPORTED.info({ problem: 'has no volume control' }) };
     }
     try {
       const setter = offeredCommand(this.devices, deviceId, VOLUME_SET);
       const current = this.devices.state.get(deviceId).state.volume;
       if (change.volume !== undefined || (typeof current === 'number' && setter)) {
-        if (!setter) return { deviceId, ok: false, error: { code: 'VOLUME_NOT_SUPPORTED', message: 'This device only steps its volume; send a delta.' } };
+        if (!setter) return { deviceId, ok: false, error: homeErrors.VOLUME_NOT_SUPPORTED.info({ problem: 'only steps its volume; send a delta' }) };
         const target = clamp(change.volume ?? (current as number) + (change.delta ?? 0));
         const result = await this.devices.command(deviceId, setter, { volume: target });
         return { deviceId, ok: true, command: setter, result: result ?? { volume: target } };
@@ -142,7 +140,7 @@ export class ZoneService {
 
   private checkZones(zoneIds: string[]): void {
     const missing = zoneIds.filter((z) => !this.zones.find(z));
-    if (missing.length > 0) throw notFound('ZONE_NOT_FOUND', `No zone ${missing.join(', ')}.`, { zoneIds: missing });
+    if (missing.length > 0) throw homeErrors.ZONE_NOT_FOUND({ id: missing.join(', ') }, { details: { zoneIds: missing } });
   }
 }
 

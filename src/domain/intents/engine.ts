@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { AbstractAction } from '../devices/actions.js';
 import type { CapabilityName } from '../devices/capabilities.js';
 import type { GraphDevice, HomeGraph } from '../graph/model.js';
+import { intentErrors } from './errors.js';
 import { EntityIndex, matchSentence, SOURCE_KIND, type EntityEntry, type RawMatch, type TargetKind } from './matcher.js';
 import { loadLanguage, type CompiledLanguage } from './templates.js';
 
@@ -446,9 +447,9 @@ export class IntentEngine {
       if (domain && addressed.length === 0) return { parse, ok: false, results: [], speech: say.error('no_devices_anywhere', { noun: say.noun(noun, 2) }) };
       for (const t of addressed) {
         const device = graphDevice(graph, t.id);
-        if (!device) results.push({ target: t, ok: false, error: { code: 'NOT_FOUND', message: `${t.name} is no longer there` } });
+        if (!device) results.push({ target: t, ok: false, error: intentErrors.NOT_FOUND.info({ name: t.name }) });
         else if (!device.capabilities.includes(plan.capability)) {
-          results.push({ target: t, ok: false, error: { code: 'UNSUPPORTED', message: `${t.name} has no ${plan.capability} capability` } });
+          results.push({ target: t, ok: false, error: intentErrors.UNSUPPORTED.info({ name: t.name, capability: plan.capability }) });
         } else devices.push(device);
       }
       if (addressed.length === 0) return { parse, ok: false, results: [], speech: say.error('no_match') };
@@ -469,9 +470,9 @@ export class IntentEngine {
       results = answer.results.map((r) => {
         const device = graphDevice(graph, r.deviceId);
         const target: IntentTarget = { kind: 'device', id: r.deviceId, name: device?.name ?? r.deviceId };
-        return r.ok ? { target, ok: true } : { target, ok: false, error: { code: 'DEVICE_FAILED', message: `${target.name} did not take the volume` } };
+        return r.ok ? { target, ok: true } : { target, ok: false, error: intentErrors.DEVICE_FAILED.info({ name: target.name, failure: 'did not take the volume' }) };
       });
-      if (results.length === 0) results = [{ target: zone, ok: answer.ok, ...(answer.ok ? {} : { error: { code: 'ZONE_FAILED', message: `${zone.name} did not take the volume` } }) }];
+      if (results.length === 0) results = [{ target: zone, ok: answer.ok, ...(answer.ok ? {} : { error: intentErrors.ZONE_FAILED.info({ name: zone.name }) }) }];
     } catch (e) {
       results = [{ target: zone, ok: false, error: errorOf(e) }];
     }
@@ -493,7 +494,7 @@ export class IntentEngine {
     if (ok.length === 0) {
       const only = failed[0];
       const speech =
-        failed.length === 1 && only?.error?.code === 'UNSUPPORTED'
+        failed.length === 1 && only?.error?.code === intentErrors.UNSUPPORTED.code
           ? say.error('cannot', { name: only.target.name })
           : say.error('failed', { failed: say.list(failed.map((r) => r.target.name)) });
       return { parse, ok: false, results, speech };
@@ -509,7 +510,7 @@ export class IntentEngine {
     try {
       const outcome = await this.ports.perform(device.id, action);
       const detail = { action: action.action, ...(outcome.command !== undefined ? { command: outcome.command } : {}), ...(outcome.result !== undefined ? { result: outcome.result } : {}) };
-      return outcome.ok ? { target, ok: true, detail } : { target, ok: false, detail, error: outcome.error ?? { code: 'DEVICE_FAILED', message: `${device.name} failed` } };
+      return outcome.ok ? { target, ok: true, detail } : { target, ok: false, detail, error: outcome.error ?? intentErrors.DEVICE_FAILED.info({ name: device.name, failure: 'failed' }) };
     } catch (e) {
       return { target, ok: false, error: errorOf(e) };
     }
@@ -535,7 +536,7 @@ export class IntentEngine {
     } catch (e) {
       result = { target, ok: false, error: errorOf(e) };
     }
-    if (!result.ok && !result.error) result.error = { code: 'RUN_FAILED', message: `${target.name} did not start` };
+    if (!result.ok && !result.error) result.error = intentErrors.RUN_FAILED.info({ name: target.name });
     const speech = result.ok
       ? say.response(parse.intent as string, ['default'], { name: target.name })
       : say.error('run_failed', { name: target.name, error: result.error?.message ?? '' });
@@ -552,7 +553,7 @@ export class IntentEngine {
 
     if (target.kind === 'device') {
       const device = graphDevice(graph, target.id);
-      if (!device) return answer(say.error('not_found_device', { text: target.name }), { target, ok: false, error: { code: 'NOT_FOUND', message: `${target.name} is no longer there` } });
+      if (!device) return answer(say.error('not_found_device', { text: target.name }), { target, ok: false, error: intentErrors.NOT_FOUND.info({ name: target.name }) });
       if (asked) {
         const dimension = STATE_DIMENSION[asked];
         const actual = dimension ? readDimension(dimension, device.state) : undefined;
@@ -612,8 +613,9 @@ function spaceDeviceIds(graph: HomeGraph, spaceId: string): string[] {
 }
 
 function errorOf(e: unknown): IntentError {
-  const code = typeof (e as { code?: unknown })?.code === 'string' ? (e as { code: string }).code : 'FAILED';
-  return { code, message: e instanceof Error ? e.message : String(e) };
+  const message = e instanceof Error ? e.message : String(e);
+  if (typeof (e as { code?: unknown })?.code === 'string') return { code: (e as { code: string }).code, message };
+  return intentErrors.FAILED.info({ reason: message });
 }
 
 function targetKey(r: { intent?: string; targets: IntentTarget[] }): string {

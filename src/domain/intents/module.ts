@@ -4,6 +4,7 @@ import type { DeviceActions } from '../devices/actions.js';
 import { errorInfo } from '../devices/command-results.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { buildHomeGraph } from '../graph/graph.js';
+import { homeErrors } from '../home/errors.js';
 import type { MacroService } from '../home/macros.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ZoneService } from '../home/zones.js';
@@ -51,7 +52,7 @@ export function intentsModule({ devices, actions, spaces, zones, macros, program
     runMacro: async (macroId) => {
       try {
         const result = await macros.run(macroId);
-        return result.ok ? { ok: true } : { ok: false, error: { code: 'MACRO_FAILED', message: 'Some steps of the macro failed.' } };
+        return result.ok ? { ok: true } : { ok: false, error: homeErrors.MACRO_FAILED.info({ macro: macros.macros.get(macroId).name }) };
       } catch (err) {
         return { ok: false, error: errorInfo(err) };
       }

@@ -19,7 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { invalid, notFound } from '../../platform/errors.js';
+import { intentErrors } from './errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Compiled shapes
@@ -346,7 +346,7 @@ export function compileLanguage(doc: unknown, source = 'intents'): CompiledLangu
   try {
     return compileDocument(doc);
   } catch (e) {
-    throw invalid('INTENTS_DATA_INVALID', `${source}: ${(e as Error).message}`);
+    throw intentErrors.INTENTS_DATA_INVALID({ source, problem: (e as Error).message });
   }
 }
 
@@ -509,7 +509,7 @@ const compiledFiles = new Map<string, { stamp: string; compiled: CompiledLanguag
 
 /** Reads and compiles `<dataDir>/<language>.yaml` (cached per file while it is unchanged). */
 export function loadLanguage(dataDir: string, language: string): CompiledLanguage {
-  if (!LANGUAGE_CODE.test(language)) throw invalid('INTENTS_LANGUAGE_INVALID', `"${language}" is not a language code`);
+  if (!LANGUAGE_CODE.test(language)) throw intentErrors.INTENTS_LANGUAGE_INVALID({ language });
   const file = path.resolve(dataDir, `${language}.yaml`);
   let text: string;
   let stamp: string;
@@ -520,16 +520,16 @@ export function loadLanguage(dataDir: string, language: string): CompiledLanguag
     if (cached?.stamp === stamp) return cached.compiled;
     text = fs.readFileSync(file, 'utf8');
   } catch {
-    throw notFound('INTENTS_LANGUAGE_UNSUPPORTED', `No sentence templates for language "${language}"`);
+    throw intentErrors.INTENTS_LANGUAGE_UNSUPPORTED({ language });
   }
   let doc: unknown;
   try {
     doc = parseYaml(text, { version: '1.2', uniqueKeys: true });
   } catch (e) {
-    throw invalid('INTENTS_DATA_INVALID', `${file}: ${(e as Error).message}`);
+    throw intentErrors.INTENTS_DATA_INVALID({ source: file, problem: (e as Error).message });
   }
   const compiled = compileLanguage(doc, file);
-  if (compiled.language !== language) throw invalid('INTENTS_DATA_INVALID', `${file}: "language" is ${compiled.language}, expected ${language}`);
+  if (compiled.language !== language) throw intentErrors.INTENTS_DATA_INVALID({ source: file, problem: `"language" is ${compiled.language}, expected ${language}` });
   compiledFiles.set(file, { stamp, compiled });
   return compiled;
 }

@@ -1,5 +1,6 @@
 import type { DocumentCollection } from '../home/collection.js';
 import type { ProgramDirectory } from '../home/ports.js';
+import { programErrors } from './errors.js';
 import type { Program } from './model.js';
 import { referencesOf } from './references.js';
 
@@ -17,6 +18,12 @@ export class ProgramCatalog implements ProgramDirectory {
 
   find(id: string): Program | undefined {
     return this.records.find(id);
+  }
+
+  require(id: string): Program {
+    const program = this.records.find(id);
+    if (!program) throw programErrors.PROGRAM_NOT_FOUND({ id }, { details: { programId: id } });
+    return program;
   }
 
   programsUsingZone(zoneId: string): Program[] {

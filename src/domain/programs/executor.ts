@@ -23,6 +23,7 @@
  */
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { DomainError } from '../../platform/errors.js';
+import { programErrors } from './errors.js';
 import type { StateCondition, Step, StepEnvironment, StepResult } from './model.js';
 
 export const DEFAULT_STEP_TIMEOUT_MS = 30_000;
@@ -64,7 +65,7 @@ class StepFailure extends Error {
 
 class Cancelled extends Error {
   constructor() {
-    super('The run was cancelled.');
+    super(programErrors.CANCELLED.template);
   }
 }
 
@@ -146,7 +147,7 @@ export class ProgramExecutor {
       await this.runList(steps, '', ctx.signal, emit);
       return { ok: true, steps: results };
     } catch (e) {
-      const f = e instanceof StepFailure ? e : new StepFailure('STEP_FAILED', e instanceof Error ? e.message : String(e), '');
+      const f = e instanceof StepFailure ? e : new StepFailure(programErrors.STEP_FAILED.code, e instanceof Error ? e.message : String(e), '');
       const error: RunError = { code: f.code, message: f.message };
       if (f.path) error.step = f.path;
       return { ok: false, steps: results, error };
@@ -188,7 +189,7 @@ export class ProgramExecutor {
     switch (step.type) {
       case 'command': {
         const timeoutMs = step.timeoutMs ?? this.defaultTimeoutMs;
-        return this.guard(() => this.env.command(step.deviceId, step.command, step.params ?? {}, timeoutMs), signal, timeoutMs, `${step.deviceId} did not answer ${step.command} within ${timeoutMs} ms.`);
+        return this.guard(() => this.env.command(step.deviceId, step.command, step.params ?? {}, timeoutMs), signal, { timeoutMs, subject: step.deviceId, what: `answer ${step.command}` });
       }
       case 'delay':
         await this.sleep(step.ms, signal);
@@ -198,8 +199,7 @@ export class ProgramExecutor {
         await this.guard(
           () => this.env.waitForState(condition.deviceId, (state) => evaluateCondition(condition, state), timeoutMs),
           signal,
-          timeoutMs,
-          `${condition.deviceId}.${condition.key} did not reach the condition within ${timeoutMs} ms.`,
+          { timeoutMs, subject: `${condition.deviceId}.${condition.key}`, what: 'reach the condition' },
         );
         return undefined;
       }
@@ -209,7 +209,7 @@ export class ProgramExecutor {
         return this.guard(() => this.env.runMacro(step.macroId), signal);
       case 'zone_volume': {
         const change: { volume?: number; delta?: number } = step.volume !== undefined ? { volume: step.volume } : { delta: step.delta ?? 0 };
-        return this.guard(() => this.env.zoneVolume(step.zoneId, change), signal, this.defaultTimeoutMs, `Zone ${step.zoneId} did not change volume within ${this.defaultTimeoutMs} ms.`);
+        return this.guard(() => this.env.zoneVolume(step.zoneId, change), signal, { timeoutMs: this.defaultTimeoutMs, subject: `Zone ${step.zoneId}`, what: 'change volume' });
       }
       case 'condition': {
         const matched = evaluateCondition(step.condition, this.env.deviceState(step.condition.deviceId));
@@ -221,7 +221,7 @@ export class ProgramExecutor {
         await this.parallel(step.branches, path, signal, emit);
         return undefined;
       default:
-        throw new DomainError('invalid', 'STEP_FAILED', `Unknown step type ${JSON.stringify((step as { type?: unknown }).type)}.`);
+        throw programErrors.STEP_FAILED({ reason: `Unknown step type ${JSON.stringify((step as { type?: unknown }).type)}.` });
     }
   }
 
@@ -274,7 +274,7 @@ export class ProgramExecutor {
    * (STEP_TIMEOUT). The timer is armed before `work` starts, so it wins a tie with a timer of
    * the same length inside the environment.
    */
-  private guard<T>(work: () => Promise<T>, signal: AbortSignal | undefined, timeoutMs?: number, timeoutMessage?: string): Promise<T> {
+  private guard<T>(work: () => Promise<T>, signal: AbortSignal | undefined, timeout?: { timeoutMs: number; subject: string; what: string }): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (signal?.aborted) {
         reject(new Cancelled());
@@ -290,11 +290,8 @@ export class ProgramExecutor {
         fn();
       };
       const onAbort = () => finish(() => reject(new Cancelled()));
-      if (timeoutMs !== undefined) {
-        handle = this.timers.setTimeout(
-          () => finish(() => reject(new DomainError('timeout', 'STEP_TIMEOUT', timeoutMessage ?? `The step did not finish within ${timeoutMs} ms.`))),
-          timeoutMs,
-        );
+      if (timeout !== undefined) {
+        handle = this.timers.setTimeout(() => finish(() => reject(programErrors.STEP_TIMEOUT(timeout))), timeout.timeoutMs);
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       let promise: Promise<T>;
@@ -312,9 +309,9 @@ export class ProgramExecutor {
 }
 
 function describe(e: unknown, signal: AbortSignal | undefined): { code: string; message: string } {
-  if (e instanceof Cancelled || (signal?.aborted && !(e instanceof DomainError && e.code === 'STEP_TIMEOUT'))) {
-    return { code: 'CANCELLED', message: 'The run was cancelled.' };
+  if (e instanceof Cancelled || (signal?.aborted && !(e instanceof DomainError && e.code === programErrors.STEP_TIMEOUT.code))) {
+    return programErrors.CANCELLED.info();
   }
   if (e instanceof DomainError) return { code: e.code, message: e.message };
-  return { code: 'STEP_FAILED', message: e instanceof Error ? e.message : String(e) };
+  return programErrors.STEP_FAILED.info({ reason: e instanceof Error ? e.message : String(e) });
 }

@@ -8,6 +8,7 @@ import type { DocumentRepository } from '../home/repository.js';
 import type { ZoneService } from '../home/zones.js';
 import { activityOperations } from './activity-operations.js';
 import { ProgramCatalog } from './catalog.js';
+import { programErrors } from './errors.js';
 import type { Program } from './model.js';
 import { automationOperations, programOperations } from './operations.js';
 import { ActivityPresets } from './presets.js';
@@ -19,7 +20,7 @@ import type { FireStore } from './scheduler.js';
  * programs name zones, so the records sit below both and the program service above the home.
  */
 export function programCatalogModule({ repository, clock }: { repository: DocumentRepository<Program>; clock: Clock }) {
-  const catalog = new ProgramCatalog(new DocumentCollection(repository, clock, 'program'));
+  const catalog = new ProgramCatalog(new DocumentCollection(repository, clock, programErrors.PROGRAM_NOT_FOUND));
   return defineModule({
     name: 'program-catalog',
     needs: ['storage'],

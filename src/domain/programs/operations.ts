@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { DomainError } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { DeviceActionResultSchema } from '../home/schemas.js';
+import { programErrors } from './errors.js';
 import type { Step } from './model.js';
 import type { ProgramService } from './program-service.js';
 import { ProgramRunSchema } from './run-schema.js';
@@ -185,7 +185,7 @@ export function automationOperations(programs: ProgramService) {
       output: ProgramRunSchema,
       async handler({ id, wait }) {
         const program = programs.programs.get(id);
-        if (!program.timer) throw new DomainError('unprocessable', 'NOT_AN_AUTOMATION', `Program ${program.name} has no timer.`, { programId: id });
+        if (!program.timer) throw programErrors.NOT_AN_AUTOMATION({ program: program.name }, { details: { programId: id } });
         return programs.run(id, { trigger: 'timer', wait: wait ?? false });
       },
     }),
@@ -207,7 +207,7 @@ export function automationOperations(programs: ProgramService) {
       output: ProgramSemantics,
       async handler({ programId, semantic, semantics, replace }) {
         const added = [...(semantics ?? []), ...(semantic ? [semantic] : [])];
-        if (added.length === 0 && !replace) throw new DomainError('invalid', 'SEMANTIC_REQUIRED', 'Give `semantic` or `semantics`.', { fields: ['semantic', 'semantics'] });
+        if (added.length === 0 && !replace) throw programErrors.SEMANTIC_REQUIRED({}, { details: { fields: ['semantic', 'semantics'] } });
         await programs.setSemantics(programId, (current) => (replace ? added : [...current, ...added]));
         return semanticsOf(programId);
       },
@@ -221,7 +221,7 @@ export function automationOperations(programs: ProgramService) {
       async handler({ programId, semantic }) {
         const tag = semantic.trim().toLowerCase();
         if (!(programs.programs.get(programId).semantics ?? []).includes(tag)) {
-          throw new DomainError('not_found', 'SEMANTIC_NOT_FOUND', `Program ${programId} has no semantic ${tag}.`, { programId, semantic: tag });
+          throw programErrors.SEMANTIC_NOT_FOUND({ programId, semantic: tag }, { details: { programId, semantic: tag } });
         }
         await programs.setSemantics(programId, (current) => current.filter((t) => t !== tag));
         return semanticsOf(programId);

@@ -1,6 +1,6 @@
-import { notFound } from '../../platform/errors.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import type { MacroService } from '../home/macros.js';
+import { programErrors } from './errors.js';
 import type { ProgramRun } from './model.js';
 import type { ProgramService } from './program-service.js';
 
@@ -49,7 +49,7 @@ export class ActivityPresets {
 
   async run(id: string, wait: boolean): Promise<{ presetId: string; run?: ProgramRun; action?: DeviceActionResult }> {
     const preset = this.list().find((p) => p.id === id);
-    if (!preset) throw notFound('PRESET_NOT_FOUND', `No activity preset ${id}.`, { id });
+    if (!preset) throw programErrors.PRESET_NOT_FOUND({ id }, { details: { id } });
     if (preset.kind === 'program') return { presetId: id, run: await this.programs.run(preset.programId!, { trigger: 'preset', wait }) };
     return { presetId: id, action: await this.macros.trigger(preset.actionMapId!) };
   }

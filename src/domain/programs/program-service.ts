@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock, Timers } from '../../platform/clock.js';
-import { DomainError, conflict, notFound, unprocessable } from '../../platform/errors.js';
+import type { DomainError } from '../../platform/errors.js';
 import type { DeviceService } from '../devices/device-service.js';
+import { deviceErrors } from '../devices/errors.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from '../home/collection.js';
 import { errorInfo, offeredCommand, tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
+import { homeErrors } from '../home/errors.js';
 import type { MacroService } from '../home/macros.js';
 import type { ZoneService } from '../home/zones.js';
+import { programErrors } from './errors.js';
 import { ProgramExecutor } from './executor.js';
 import type { ConcurrencyPolicy, Program, ProgramRun, Step, StepEnvironment, Timer } from './model.js';
 import { findCycle, lightingDevices, referencesOf } from './references.js';
@@ -175,7 +178,7 @@ export class ProgramService {
     this.programs.get(id);
     const users = this.usersOf(id);
     if (users.length > 0) {
-      throw conflict('PROGRAM_IN_USE', `Program ${id} is used by ${users.map((u) => `${u.kind} ${u.name}`).join(', ')}.`, { users });
+      throw programErrors.PROGRAM_IN_USE({ id, users: users.map((u) => `${u.kind} ${u.name}`).join(', ') }, { details: { users } });
     }
     this.active.get(id)?.abort.abort();
     this.scheduler.unschedule(id);
@@ -187,7 +190,7 @@ export class ProgramService {
     const program = this.programs.get(programId);
     const path = options.path ?? 'on';
     const steps = path === 'off' ? program.offSteps : program.steps;
-    if (!steps) throw unprocessable('NO_OFF_PATH', `Program ${program.name} has no off path.`, { programId });
+    if (!steps) throw programErrors.NO_OFF_PATH({ program: program.name }, { details: { programId } });
     const running = this.active.get(programId);
     if (running) await this.admitSecondRun(program.concurrency, running, programId);
     const started = this.begin(program, steps, path, options.trigger);
@@ -197,7 +200,7 @@ export class ProgramService {
   /** Runs the program assigned to a zone (409 ZONE_HAS_NO_PROGRAM when it has none). */
   async runZoneProgram(zoneId: string, wait: boolean): Promise<ProgramRun> {
     const zone = this.zones.zones.get(zoneId);
-    if (!zone.programId) throw conflict('ZONE_HAS_NO_PROGRAM', `Zone ${zone.name} has no program assigned.`, { zoneId });
+    if (!zone.programId) throw programErrors.ZONE_HAS_NO_PROGRAM({ zone: zone.name }, { details: { zoneId } });
     return this.run(zone.programId, { trigger: 'zone', wait });
   }
 
@@ -211,7 +214,7 @@ export class ProgramService {
   async getRun(runId: string): Promise<ProgramRun> {
     for (const { run } of this.active.values()) if (run.id === runId) return run;
     const run = await this.runs.get(runId);
-    if (!run) throw notFound('RUN_NOT_FOUND', `No program run ${runId}.`, { runId });
+    if (!run) throw programErrors.RUN_NOT_FOUND({ runId }, { details: { runId } });
     return run;
   }
 
@@ -228,7 +231,7 @@ export class ProgramService {
         const command = offeredCommand(this.devices, deviceId, ['turn_off', 'power_off', 'off']);
         return command
           ? tryCommand(this.devices, deviceId, command)
-          : Promise.resolve<DeviceActionResult>({ deviceId, ok: false, error: { code: 'COMMAND_NOT_SUPPORTED', message: 'The device offers no off command.' } });
+          : Promise.resolve<DeviceActionResult>({ deviceId, ok: false, error: deviceErrors.COMMAND_NOT_SUPPORTED.info({ device: deviceId, what: 'off command' }) });
       }),
     );
     this.events.emit('program.lighting_off', { programId: id, results, at: this.clock.now() });
@@ -236,14 +239,14 @@ export class ProgramService {
   }
 
   private async admitSecondRun(policy: ConcurrencyPolicy, running: Active, programId: string): Promise<void> {
-    if (policy === 'reject') throw conflict('PROGRAM_RUNNING', `Program ${programId} is already running (run ${running.run.id}).`, { runId: running.run.id });
+    if (policy === 'reject') throw programErrors.PROGRAM_RUNNING({ id: programId, runId: running.run.id }, { details: { runId: running.run.id } });
     if (policy === 'restart') {
       running.abort.abort();
       await running.done;
       return;
     }
     const waiting = this.queued.get(programId) ?? 0;
-    if (waiting >= MAX_QUEUED_RUNS) throw conflict('RUN_QUEUE_FULL', `Program ${programId} already has ${waiting} runs waiting.`, { programId });
+    if (waiting >= MAX_QUEUED_RUNS) throw programErrors.RUN_QUEUE_FULL({ id: programId, waiting }, { details: { programId } });
     this.queued.set(programId, waiting + 1);
     try {
       while (this.active.has(programId)) await this.active.get(programId)!.done;
@@ -295,7 +298,7 @@ export class ProgramService {
     };
     const named = Object.entries(missing).filter(([, ids]) => ids.length > 0);
     if (named.length > 0) {
-      throw new DomainError('unprocessable', 'UNKNOWN_REFERENCE', `The script refers to what does not exist: ${named.map(([k, ids]) => `${k} ${ids.join(', ')}`).join('; ')}.`, missing);
+      throw programErrors.UNKNOWN_REFERENCE({ missing: named.map(([k, ids]) => `${k} ${ids.join(', ')}`).join('; ') }, { details: missing });
     }
     const cycle = findCycle(
       id,
@@ -306,7 +309,7 @@ export class ProgramService {
       },
       () => [],
     );
-    if (cycle) throw new DomainError('unprocessable', 'PROGRAM_RECURSION', `The program would run itself: ${cycle.join(' → ')}.`, { cycle });
+    if (cycle) throw programErrors.PROGRAM_RECURSION({ cycle: cycle.join(' → ') }, { details: { cycle } });
   }
 
   private environment(): StepEnvironment {
@@ -316,18 +319,18 @@ export class ProgramService {
       waitForState: (deviceId, check, timeoutMs) => this.waitForState(deviceId, check, timeoutMs),
       runProgram: async (programId, trigger) => {
         const run = await this.run(programId, { trigger, wait: true });
-        if (run.status !== 'succeeded') throw new DomainError('unprocessable', 'NESTED_PROGRAM_FAILED', `Program ${programId} ${run.status}.`, { runId: run.id, error: run.error });
+        if (run.status !== 'succeeded') throw programErrors.NESTED_PROGRAM_FAILED({ id: programId, status: run.status }, { details: { runId: run.id, error: run.error } });
         return { runId: run.id };
       },
       runMacro: async (macroId) => {
         const result = await this.macros.run(macroId);
-        if (!result.ok) throw new DomainError('unprocessable', 'MACRO_FAILED', `Macro ${macroId} had failing steps.`, result);
+        if (!result.ok) throw homeErrors.MACRO_FAILED({ macro: macroId }, { details: result });
         return result;
       },
       zoneVolume: async (zoneId, change) => {
         const result = await this.zones.setVolume(zoneId, change);
         const failed = result.results.filter((r) => !r.ok);
-        if (failed.length > 0) throw new DomainError('unprocessable', 'ZONE_VOLUME_FAILED', `Volume failed on ${failed.map((f) => f.deviceId).join(', ')}.`, result);
+        if (failed.length > 0) throw programErrors.ZONE_VOLUME_FAILED({ deviceIds: failed.map((f) => f.deviceId).join(', ') }, { details: result });
         return result;
       },
     };
@@ -344,7 +347,7 @@ export class ProgramService {
         else resolve();
       };
       const timer = this.timers.setTimeout(
-        () => done(new DomainError('timeout', 'STEP_TIMEOUT', `Device ${deviceId} did not reach the expected state within ${timeoutMs} ms.`, { deviceId })),
+        () => done(programErrors.STEP_TIMEOUT({ subject: `Device ${deviceId}`, what: 'reach the expected state', timeoutMs }, { details: { deviceId } })),
         timeoutMs,
       );
       this.events.on(owner, 'device.state_changed', (e) => {

@@ -16,7 +16,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
-import { invalid } from '../../platform/errors.js';
+import { programErrors } from './errors.js';
 import type { ConcurrencyPolicy, Step, Timer } from './model.js';
 import { cronProblem, isValidTimezone, PROGRAM_LIMITS } from './limits.js';
 import { compileProgramYaml } from './yaml.js';
@@ -217,7 +217,7 @@ const STEP_TYPES = Object.keys(shallowStepChecks) as Step['type'][];
 const TIMER_KINDS = Object.keys(timerChecks) as Timer['kind'][];
 
 function fail(path: string, problem: string): never {
-  throw invalid('INVALID_PROGRAM', `${path}: ${problem}`, { path, problem });
+  throw programErrors.INVALID_PROGRAM({ path, problem }, { details: { path, problem } });
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

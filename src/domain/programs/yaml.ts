@@ -73,7 +73,7 @@ import {
   type YAMLMap,
   type YAMLSeq,
 } from 'yaml';
-import { invalid } from '../../platform/errors.js';
+import { programErrors } from './errors.js';
 import type { Comparison, ConcurrencyPolicy, StateCondition, Step, Timer } from './model.js';
 import { cronProblem, isValidTimezone, PROGRAM_LIMITS } from './limits.js';
 
@@ -184,7 +184,7 @@ class Compiler {
     const { line, column } = this.position(offset);
     const details: { line: number; column: number; path?: string } = { line, column };
     if (path) details.path = path;
-    throw invalid('YAML_ERROR', `${path ? `${path}: ` : ''}${message} (line ${line}, column ${column})`, details);
+    throw programErrors.YAML_ERROR({ where: path ? `${path}: ` : '', problem: message, line, column }, { details });
   }
 
   // ----- node access -----

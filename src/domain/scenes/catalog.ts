@@ -1,10 +1,11 @@
 import type { Clock } from '../../platform/clock.js';
-import { notFound } from '../../platform/errors.js';
 import { CAPABILITY_COMMANDS, hasCapability, type DeviceService } from '../devices/device-service.js';
+import { deviceErrors } from '../devices/errors.js';
 import { GENERIC_IR, type LogicalDevice } from '../devices/model.js';
 import { assignSlugs } from '../../platform/slugs.js';
 import { errorInfo } from '../devices/command-results.js';
 import type { DomainEventBus } from '../events.js';
+import { sceneErrors } from './errors.js';
 
 /** A scene a device exposes; `id` is `<deviceId>:<sceneId>`. */
 export interface SceneEntry {
@@ -111,7 +112,7 @@ export class SceneCatalog {
   /** The scene by id; a device never listed yet is asked once first. */
   async locate(id: string): Promise<SceneEntry> {
     const colon = id.indexOf(':');
-    const missing = () => notFound('SCENE_NOT_FOUND', `No scene ${id}.`, { sceneId: id });
+    const missing = () => sceneErrors.SCENE_NOT_FOUND({ id }, { details: { sceneId: id } });
     if (colon <= 0) throw missing();
     const deviceId = id.slice(0, colon);
     const sceneId = id.slice(colon + 1);
@@ -159,10 +160,10 @@ export class SceneCatalog {
 
   private async ask(device: LogicalDevice): Promise<SceneRefreshResult> {
     if (!isSceneCapable(device)) {
-      return { deviceId: device.id, ok: false, error: { code: 'CAPABILITY_NOT_SUPPORTED', message: `Device ${device.name} does not support scenes.` } };
+      return { deviceId: device.id, ok: false, error: deviceErrors.CAPABILITY_NOT_SUPPORTED.info({ device: device.name, capability: 'scenes' }) };
     }
     if (!this.devices.isOnline(device)) {
-      return { deviceId: device.id, ok: false, error: { code: 'DEVICE_OFFLINE', message: `Device ${device.name} is offline; its last listed scenes are kept.` } };
+      return { deviceId: device.id, ok: false, error: sceneErrors.DEVICE_OFFLINE.info({ device: device.name }) };
     }
     try {
       const answer = await this.devices.command(device.id, CAPABILITY_COMMANDS.scenes.list, {}, this.timeoutMs);

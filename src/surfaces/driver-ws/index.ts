@@ -2,8 +2,11 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { DriverLink } from '../../domain/drivers/driver-link.js';
+import { driverProtocolErrors } from '../../domain/drivers/errors.js';
 import { MAX_DRIVER_MESSAGE_BYTES, type ServerToDriverMessage } from '../../domain/drivers/messages.js';
 import type { Hub } from '../../hub.js';
+import type { FailureInfo } from '../../platform/errors.js';
+import { httpErrors } from '../http/failures.js';
 
 export const DRIVER_WS_PATH = '/driver';
 
@@ -63,10 +66,10 @@ class WebSocketDriverLink implements DriverLink {
   }
 }
 
-function fail(ws: WebSocket, code: number, errorCode: string, message: string): void {
+function fail(ws: WebSocket, closeCode: number, failure: FailureInfo): void {
   if (ws.readyState !== ws.OPEN) return;
-  ws.send(JSON.stringify({ type: 'DRIVER_STATUS', status: 'error', code: errorCode, message }));
-  ws.close(code, errorCode);
+  ws.send(JSON.stringify({ type: 'DRIVER_STATUS', status: 'error', code: failure.code, message: failure.message }));
+  ws.close(closeCode, failure.code);
 }
 
 function parse(data: RawData): { ok: true; value: unknown } | { ok: false } {
@@ -120,21 +123,21 @@ export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
 
     const registrationTimer = setTimeout(() => {
       log.warn({ peer }, 'driver did not register in time');
-      fail(ws, CLOSE.registrationTimeout, 'REGISTRATION_TIMEOUT', `Send driver.register within ${hub.config.driverRegistrationTimeoutMs} ms of connecting.`);
+      fail(ws, CLOSE.registrationTimeout, driverProtocolErrors.REGISTRATION_TIMEOUT.info({ timeoutMs: hub.config.driverRegistrationTimeoutMs }));
     }, hub.config.driverRegistrationTimeoutMs);
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const parsed = isBinary ? { ok: false as const } : parse(data);
       if (!parsed.ok) {
         log.warn({ peer, driverKey: link?.driverKey }, 'driver sent invalid JSON; closing');
-        fail(ws, CLOSE.invalidJson, 'INVALID_JSON', 'Every message must be one JSON object in a text frame.');
+        fail(ws, CLOSE.invalidJson, driverProtocolErrors.INVALID_JSON.info());
         return;
       }
       if (!link) {
         const checked = hub.drivers.checkRegistration(parsed.value);
-        if ('error' in checked) {
-          log.warn({ peer, code: checked.code }, 'driver registration refused');
-          fail(ws, CLOSE.policy, checked.code, checked.error);
+        if ('refused' in checked) {
+          log.warn({ peer, code: checked.refused.code }, 'driver registration refused');
+          fail(ws, CLOSE.policy, checked.refused);
           return;
         }
         clearTimeout(registrationTimer);
@@ -176,9 +179,10 @@ export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
       return true;
     },
     async listenSeparately(port, host) {
-      separate = http.createServer((_req, res) => {
+      separate = http.createServer((req, res) => {
         res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 'ROUTE_NOT_FOUND', message: `Only the driver WebSocket ${DRIVER_WS_PATH} is served on this port.` } }));
+        const path = `${(req.url ?? '/').split('?')[0]} (only the driver WebSocket ${DRIVER_WS_PATH} is served on this port)`;
+        res.end(JSON.stringify({ error: httpErrors.ROUTE_NOT_FOUND.info({ method: req.method ?? 'GET', path }) }));
       });
       separate.on('upgrade', (request, socket, head) => {
         if (!surface.handleUpgrade(request, socket, head)) socket.destroy();

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { TRANSPORT_FAILURES, toHttpFailure, type HttpFailure } from './errors.js';
+import { toHttpFailure, type HttpFailure } from './errors.js';
+import { httpErrors } from './failures.js';
 import { MAX_URL_LENGTH } from './request-guards.js';
 
 export type FailureFormatter = (failure: HttpFailure, request: Pick<FastifyRequest, 'id'>) => unknown;
@@ -41,14 +42,13 @@ export function errorHandler(format: FailureFormatter) {
  */
 export function notFoundHandler(format: FailureFormatter) {
   return function notFound(request: FastifyRequest, reply: FastifyReply) {
-    const path = request.url.split('?')[0];
+    const path = request.url.split('?')[0] ?? request.url;
     const routed = request.server.routeMethods?.allowedAt(request.url) ?? [];
     // A route that was found but has nothing at this path (a static file) calls this too: 404.
     const allowed = routed.includes(request.method) ? [] : routed;
-    const failure: HttpFailure =
-      allowed.length > 0
-        ? { ...TRANSPORT_FAILURES.METHOD_NOT_ALLOWED, details: { allow: allowed }, unexpected: false }
-        : { status: 404, code: 'ROUTE_NOT_FOUND', message: `No route ${request.method} ${path}.`, unexpected: false };
+    const failure = toHttpFailure(
+      allowed.length > 0 ? httpErrors.METHOD_NOT_ALLOWED({}, { details: { allow: allowed } }) : httpErrors.ROUTE_NOT_FOUND({ method: request.method, path }),
+    );
     request.failureCode = failure.code;
     if (allowed.length > 0) reply.header('allow', allowed.join(', '));
     return reply.code(failure.status).send(format(failure, request));
@@ -87,16 +87,17 @@ export function clientErrorHandler(formatFor: FormatterForPath, log: FastifyBase
     // A reset connection has no one left to answer.
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const target = requestTargetOf(err.rawPacket);
-    const known =
+    const known = toHttpFailure(
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? TRANSPORT_FAILURES.REQUEST_TIMEOUT
+        ? httpErrors.REQUEST_TIMEOUT()
         : err.code === 'HPE_HEADER_OVERFLOW'
           ? target !== undefined && target.length > MAX_URL_LENGTH
-            ? TRANSPORT_FAILURES.URI_TOO_LONG
-            : TRANSPORT_FAILURES.HEADERS_TOO_LARGE
-          : TRANSPORT_FAILURES.MALFORMED_REQUEST;
+            ? httpErrors.URI_TOO_LONG({ part: 'The URL' })
+            : httpErrors.HEADERS_TOO_LARGE()
+          : httpErrors.MALFORMED_REQUEST(),
+    );
     const id = randomUUID();
-    const body = JSON.stringify(formatFor(target?.split('?')[0] ?? '/')({ ...known, unexpected: false }, { id }));
+    const body = JSON.stringify(formatFor(target?.split('?')[0] ?? '/')(known, { id }));
     log.debug({ reqId: id, code: known.code, parserError: err.code }, 'client error');
     if (socket.writable) {
       socket.write(

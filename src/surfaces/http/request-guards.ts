@@ -1,5 +1,6 @@
 import FindMyWay from 'find-my-way';
-import { TRANSPORT_FAILURES, TransportError } from './errors.js';
+import type { DomainError } from '../../platform/errors.js';
+import { httpErrors } from './failures.js';
 
 /**
  * Longest URL (path and query) the service reads, as common servers do (8 KiB). Longer ones are
@@ -26,9 +27,9 @@ function hasDotSegment(url: string): boolean {
 }
 
 /** What is wrong with a request's URL before routing matters, if anything. */
-export function urlProblem(url: string): TransportError | undefined {
-  if (url.length > MAX_URL_LENGTH) return new TransportError(TRANSPORT_FAILURES.URI_TOO_LONG, { maxLength: MAX_URL_LENGTH });
-  if (hasDotSegment(url)) return new TransportError(TRANSPORT_FAILURES.DOT_SEGMENT);
+export function urlProblem(url: string): DomainError | undefined {
+  if (url.length > MAX_URL_LENGTH) return httpErrors.URI_TOO_LONG({ part: 'The URL' }, { details: { maxLength: MAX_URL_LENGTH } });
+  if (hasDotSegment(url)) return httpErrors.DOT_SEGMENT_IN_PATH();
   return undefined;
 }
 

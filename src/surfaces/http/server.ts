@@ -5,12 +5,12 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from 'typebox';
 import type { Hub } from '../../hub.js';
-import { DomainError } from '../../platform/errors.js';
 import { adminApi } from './admin/index.js';
 import { APP_API_BASES, appApi } from './app-api/index.js';
 import { FailureEnvelope, envelopeFailure } from './app-api/envelope.js';
 import { clientErrorHandler, contractErrorBody, errorHandler, frameworkErrorHandler, notFoundHandler, type FormatterForPath } from './error-handler.js';
 import { ErrorBody } from './errors.js';
+import { httpErrors } from './failures.js';
 import { debugApi, type RouteEntry } from './debug/index.js';
 import { OS_API_BASES, osApi } from './os-api/index.js';
 import { StateStreamClients } from '../sse/state-stream.js';
@@ -87,7 +87,7 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     const refused = urlProblem(request.url);
     if (refused) return done(refused);
     if (hub.readiness.ready || request.routeOptions.config?.servesBeforeReady || request.url.startsWith('/docs')) return done();
-    done(new DomainError('unavailable', 'NOT_READY', 'The hub is starting; try again shortly.', { waitingFor: hub.readiness.waitingFor }, 1));
+    done(httpErrors.NOT_READY({}, { details: { waitingFor: hub.readiness.waitingFor }, retryAfterSeconds: 1 }));
   });
 
   app.setErrorHandler(errorHandler(contractErrorBody));

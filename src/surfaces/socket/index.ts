@@ -7,6 +7,7 @@ import { DomainError } from '../../platform/errors.js';
 import type { Caller, Credential, Scope } from '../../platform/operations.js';
 import { Newcomers, type FeedFanout } from '../realtime/feed-fanout.js';
 import { batchWebSocketFlushes } from './batched-writes.js';
+import { HUB_PROTOCOL_CODE_FOR, hubProtocolErrors } from './failures.js';
 import { asPlainJson, plainJsonParser } from './json-packets.js';
 
 export const NAMESPACES = {
@@ -133,8 +134,7 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
       return { ok: true, data: await hub.operations.invoke(operation, { json: payload, jsonLabel: 'payload' }, callerOf(socket, requestId)) };
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      // CONTRACT names a payload that fails validation INVALID_PAYLOAD on this surface.
-      const code = err.code === 'VALIDATION_FAILED' ? 'INVALID_PAYLOAD' : err.code;
+      const code = HUB_PROTOCOL_CODE_FOR.get(err.code) ?? err.code;
       return { ok: false, data: { error: { code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } } };
     }
   };
@@ -151,7 +151,7 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
       };
       const operationName = Object.hasOwn(HUB_COMMANDS, command) ? HUB_COMMANDS[command as HubCommandName] : undefined;
       if (!operationName) {
-        return answer({ ok: false, data: { error: { code: 'UNKNOWN_COMMAND', message: `Unknown command ${JSON.stringify(command)}; GET_PROTOCOL_CAPABILITIES lists them.` } } });
+        return answer({ ok: false, data: { error: hubProtocolErrors.UNKNOWN_COMMAND.info({ command: JSON.stringify(command) }) } });
       }
       answer(await run(operationName, message.payload ?? {}, socket, `${socket.id}:${String(requestId ?? command)}`));
     });

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from '../../../platform/clock.js';
-import { DomainError } from '../../../platform/errors.js';
 import type { DriverManager } from '../driver-manager.js';
 import type { DriverSettingsRepository } from '../driver-settings.js';
+import { driverErrors } from '../errors.js';
 import { PROTOCOL_VERSION } from '../messages.js';
 import {
   checkPropertyValue,
@@ -774,7 +774,7 @@ export class LocalDriverSupervisor {
     const runner = this.runnerFor(driverKey);
     const properties = runner.manifest.properties;
     if (!values || typeof values !== 'object' || Array.isArray(values)) {
-      throw new DomainError('invalid', 'INVALID_DRIVER_SETTINGS', 'Settings must be an object of property values.', [{ field: '', message: 'must be an object' }]);
+      throw driverErrors.INVALID_DRIVER_SETTINGS({ driverKey, problem: 'give an object of property values' }, { details: [{ field: '', message: 'must be an object' }] });
     }
     const stored = (await this.deps.settings.get(driverKey)) ?? {};
     const problems: { field: string; message: string }[] = [];
@@ -801,7 +801,7 @@ export class LocalDriverSupervisor {
     }
     if (problems.length > 0) {
       const first = problems[0]!;
-      throw new DomainError('invalid', 'INVALID_DRIVER_SETTINGS', `Invalid settings for ${driverKey}: ${first.field} ${first.message}.`, problems);
+      throw driverErrors.INVALID_DRIVER_SETTINGS({ driverKey, problem: `${first.field} ${first.message}` }, { details: problems });
     }
     await this.deps.settings.save(driverKey, next, this.deps.clock.now());
     this.deps.log.info({ driver: driverKey, properties: Object.keys(next) }, 'local driver settings updated; restarting it');
@@ -812,7 +812,7 @@ export class LocalDriverSupervisor {
   /** Stops and starts one driver now (backoff is reset). */
   async restart(driverKey: string): Promise<LocalDriverInfo> {
     const runner = this.runnerFor(driverKey);
-    if (this.stopped) throw new DomainError('conflict', 'LOCAL_DRIVERS_STOPPED', 'Local drivers are stopped.');
+    if (this.stopped) throw driverErrors.LOCAL_DRIVERS_STOPPED();
     await runner.serialized(() => runner.restart());
     return runner.info();
   }
@@ -832,8 +832,8 @@ export class LocalDriverSupervisor {
       if (e.kind === 'valid' && e.runner.driverKey === driverKey) return e.runner;
       if (e.kind === 'invalid' && e.error.driverKey === driverKey) invalid ??= e.error;
     }
-    if (invalid) throw new DomainError('conflict', 'DRIVER_MANIFEST_INVALID', `The manifest of ${driverKey} is invalid: ${invalid.error}`, { driverKey, file: invalid.file, error: invalid.error });
-    throw new DomainError('not_found', 'DRIVER_NOT_FOUND', `No local driver ${driverKey}.`, { driverKey });
+    if (invalid) throw driverErrors.DRIVER_MANIFEST_INVALID({ driverKey, problem: invalid.error }, { details: { driverKey, file: invalid.file, error: invalid.error } });
+    throw driverErrors.DRIVER_NOT_FOUND({ driverKey }, { details: { driverKey } });
   }
 }
 

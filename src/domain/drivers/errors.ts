@@ -1,0 +1,27 @@
+import { defineErrors } from '../../platform/errors.js';
+
+/** Failures of drivers: connected instances, their answers, and local driver processes. */
+export const driverErrors = defineErrors({
+  DRIVER_OFFLINE: ['unavailable', 'No instance of driver {driverKey} is connected.'],
+  DRIVER_TIMEOUT: ['timeout', 'The driver {driverKey} did not answer {command} within {timeoutMs} ms.'],
+  DRIVER_DISCONNECTED: ['upstream_failed', 'The driver {driverKey} disconnected before answering.'],
+  /** The driver's own error text, or a default naming the command. */
+  DRIVER_ERROR: ['upstream_failed', '{driverMessage}'],
+  DRIVER_NOT_FOUND: ['not_found', 'No local driver {driverKey}.'],
+  DRIVER_MANIFEST_INVALID: ['conflict', 'The manifest of {driverKey} is invalid: {problem}'],
+  INVALID_DRIVER_SETTINGS: ['invalid', 'Invalid settings for {driverKey}: {problem}.'],
+  LOCAL_DRIVERS_STOPPED: ['conflict', 'Local drivers are stopped.'],
+});
+
+/**
+ * What the hub tells a driver about the driver's own messages (`DRIVER_STATUS` `error` on its
+ * connection); no caller of an operation sees these.
+ */
+export const driverProtocolErrors = defineErrors({
+  INVALID_JSON: ['invalid', 'Every message must be one JSON object in a text frame.'],
+  REGISTRATION_TIMEOUT: ['timeout', 'Send driver.register within {timeoutMs} ms of connecting.'],
+  INVALID_REGISTRATION: ['invalid', 'Registration refused: {problem}'],
+  UNSUPPORTED_PROTOCOL_VERSION: ['unprocessable', 'protocolVersion {version} is not supported; this hub speaks {supported}'],
+  UNKNOWN_TYPE: ['invalid', 'unknown message type {type}; expected one of {types}'],
+  INVALID_MESSAGE: ['invalid', '{type}: {problem}'],
+});
