@@ -16,7 +16,7 @@ import { StateStreamClients } from '../sse/state-stream.js';
 import type { FeedFanout } from '../realtime/feed-fanout.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
 import { createDefsHoister } from './openapi-defs.js';
-import { OneLinePerRequest } from './request-log.js';
+import { OneLinePerRequest, requestChildLogger } from './request-log.js';
 import { validatorCompiler } from './validation.js';
 import { webUi } from './web-ui/index.js';
 import './types.js';
@@ -40,6 +40,7 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   const app = Fastify({
     loggerInstance: hub.log as FastifyBaseLogger,
     logController: new OneLinePerRequest(hub.config.slowRequestMs),
+    childLoggerFactory: requestChildLogger,
     bodyLimit: hub.config.bodyLimitBytes,
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
