@@ -2,8 +2,9 @@
  * Reference for the `hub-command` benchmark: a bare Socket.IO 4 server on loopback that answers
  * every acknowledged `hub:command` on `/socket/hub-protocol` with the answer the service gave to
  * the same command (REFERENCE_ANSWER, JSON, fetched once before the load), with the request's
- * `requestId`. Default options and parser, no authentication, no `hub:response`, no domain: what
- * one acknowledged event costs Socket.IO itself on this machine.
+ * `requestId`. Default options and parser, no authentication, no domain: what one acknowledged
+ * event costs Socket.IO itself on this machine. With REFERENCE_EMIT_RESPONSE=1 (investigation
+ * only) it also emits the answer as `hub:response` first, as the service does per CONTRACT.md.
  *
  * Started like bench/baseline-server.ts (PORT, HOST); GET /__ready answers 200 once it listens.
  */
@@ -18,6 +19,7 @@ if (!Number.isInteger(port) || port <= 0 || !answerJson) {
   process.exit(2);
 }
 const answer = JSON.parse(answerJson) as Record<string, unknown>;
+const alsoEmitResponse = process.env.REFERENCE_EMIT_RESPONSE === '1';
 
 const server = http.createServer((req, res) => {
   const ready = req.url === '/__ready';
@@ -27,7 +29,9 @@ const server = http.createServer((req, res) => {
 const io = new Server(server, { serveClient: false });
 io.of('/socket/hub-protocol').on('connection', (socket) => {
   socket.on('hub:command', (message: { requestId?: unknown } | undefined, ack?: unknown) => {
-    if (typeof ack === 'function') ack({ ...answer, requestId: message?.requestId });
+    const response = { ...answer, requestId: message?.requestId };
+    if (alsoEmitResponse) socket.emit('hub:response', response);
+    if (typeof ack === 'function') ack(response);
   });
 });
 

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createLogger } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { OneLinePerRequest } from '../../src/surfaces/http/request-log.js';
+import { OneLinePerRequest, requestChildLogger } from '../../src/surfaces/http/request-log.js';
 
 /**
- * The Fastify instance of a reference server: the service's logger, its one-line request log and
- * request ids, and nothing of the service itself. `/__ready` answers once it listens, and
+ * The Fastify instance of a reference server: the service's logger, its one-line request log,
+ * request loggers and ids, and nothing of the service itself. `/__ready` answers once it listens, and
  * SIGTERM/SIGINT close it.
  */
 export function referenceApp(onStop: () => void = () => {}): { app: FastifyInstance; listen(): Promise<void> } {
@@ -14,6 +14,7 @@ export function referenceApp(onStop: () => void = () => {}): { app: FastifyInsta
   const app = Fastify({
     loggerInstance: createLogger(config) as FastifyBaseLogger,
     logController: new OneLinePerRequest(config.slowRequestMs),
+    childLoggerFactory: requestChildLogger,
     genReqId: () => randomUUID(),
     requestIdHeader: 'x-request-id',
   });

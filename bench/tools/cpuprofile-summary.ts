@@ -3,11 +3,14 @@
  * self time by area (Node internals, each package under node_modules, src/) and the top
  * functions. Usage:
  *
- *   npx tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top=25] [--from S] [--to S] [--timeline]
+ *   npx tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top=25] [--from S] [--to S] [--timeline] [--requests N] [--inclusive]
  *
  * --from/--to keep only the samples between S seconds after the profile started and S seconds
  * after (e.g. to leave out start-up); --timeline prints the not-idle share of each second first,
- * to find the measured windows.
+ * to find the measured windows. --requests N (the requests served in that window) adds µs per
+ * request to every figure. --inclusive adds the top functions by total time (self time plus
+ * what they called, each function counted once per sample), which shows what a hook or a
+ * handler costs with everything under it.
  */
 import fs from 'node:fs';
 
@@ -21,6 +24,7 @@ interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   children?: number[];
+  parent?: number;
 }
 
 interface CpuProfile {
@@ -49,8 +53,11 @@ function areaOf(frame: CallFrame): string {
   return url;
 }
 
-function summarise(profile: CpuProfile, fromS = 0, toS = Infinity): { totalMs: number; byArea: [string, number][]; byFunction: [string, number][] } {
+const functionKey = (frame: CallFrame) => `${frame.functionName || '(anonymous)'} ${areaOf(frame)}:${frame.lineNumber + 1}`;
+
+function summarise(profile: CpuProfile, fromS = 0, toS = Infinity): { totalMs: number; byArea: [string, number][]; byFunction: [string, number][]; inclusive: [string, number][] } {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  for (const n of profile.nodes) for (const child of n.children ?? []) nodes.get(child)!.parent = n.id;
   const selfMs = new Map<number, number>();
   let at = 0; // µs since the profile started
   for (let i = 0; i < profile.samples.length; i++) {
@@ -67,11 +74,22 @@ function summarise(profile: CpuProfile, fromS = 0, toS = Infinity): { totalMs: n
     totalMs += ms;
     const area = areaOf(frame);
     byArea.set(area, (byArea.get(area) ?? 0) + ms);
-    const fn = `${frame.functionName || '(anonymous)'} ${area}:${frame.lineNumber + 1}`;
+    const fn = functionKey(frame);
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
   }
+  // Total time: each sample's time goes to every distinct function on its stack.
+  const inclusive = new Map<string, number>();
+  for (const [id, ms] of selfMs) {
+    const seen = new Set<string>();
+    for (let node = nodes.get(id); node; node = node.parent === undefined ? undefined : nodes.get(node.parent)) {
+      const key = functionKey(node.callFrame);
+      if (node.callFrame.functionName === '(root)' || seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + ms);
+    }
+  }
   const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]);
-  return { totalMs, byArea: sorted(byArea), byFunction: sorted(byFunction) };
+  return { totalMs, byArea: sorted(byArea), byFunction: sorted(byFunction), inclusive: sorted(inclusive) };
 }
 
 /** Not-idle share of each second of the profile. */
@@ -101,8 +119,10 @@ function main(): void {
   };
   const from = option('--from') ?? 0;
   const to = option('--to') ?? Infinity;
+  const requests = option('--requests');
   const showTimeline = args.includes('--timeline');
-  const [file, topArg] = args.filter((a) => a !== '--timeline');
+  const showInclusive = args.includes('--inclusive');
+  const [file, topArg] = args.filter((a) => a !== '--timeline' && a !== '--inclusive');
   if (!file) {
     process.stderr.write('usage: tsx bench/tools/cpuprofile-summary.ts <file.cpuprofile> [top] [--from S] [--to S] [--timeline]\n');
     process.exit(2);
@@ -111,13 +131,19 @@ function main(): void {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   if (showTimeline) process.stdout.write(`not-idle share per second:\n${timeline(profile)}\n\n`);
   if (from > 0 || to < Infinity) process.stdout.write(`window: ${from} s to ${to === Infinity ? 'end' : `${to} s`} after the profile started\n`);
-  const { totalMs, byArea, byFunction } = summarise(profile, from, to);
+  const { totalMs, byArea, byFunction, inclusive } = summarise(profile, from, to);
   const busyMs = totalMs - (byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
-  const pct = (ms: number) => `${((ms / busyMs) * 100).toFixed(1).padStart(5)} %`;
-  process.stdout.write(`profile: ${(totalMs / 1000).toFixed(1)} s sampled, ${(busyMs / 1000).toFixed(1)} s not idle (percentages of not-idle)\n\nself time by area:\n`);
+  const perRequest = (ms: number) => (requests ? `${((ms * 1000) / requests).toFixed(2).padStart(7)} µs/req  ` : '');
+  const pct = (ms: number) => `${((ms / busyMs) * 100).toFixed(1).padStart(5)} %  ${perRequest(ms)}`;
+  const perRequestNote = requests ? `, ${((busyMs * 1000) / requests).toFixed(1)} µs per request over ${requests} requests` : '';
+  process.stdout.write(`profile: ${(totalMs / 1000).toFixed(1)} s sampled, ${(busyMs / 1000).toFixed(1)} s not idle (percentages of not-idle${perRequestNote})\n\nself time by area:\n`);
   for (const [area, ms] of byArea) if (area !== '(idle)' && ms / busyMs >= 0.002) process.stdout.write(`  ${pct(ms)}  ${area}\n`);
   process.stdout.write(`\ntop ${top} functions by self time:\n`);
   for (const [fn, ms] of byFunction.filter(([f]) => !f.startsWith('(idle)')).slice(0, top)) process.stdout.write(`  ${pct(ms)}  ${fn}\n`);
+  if (showInclusive) {
+    process.stdout.write(`\ntop ${top} functions by total time (self plus callees):\n`);
+    for (const [fn, ms] of inclusive.filter(([f]) => !f.startsWith('(idle)') && !f.startsWith('(program)')).slice(0, top)) process.stdout.write(`  ${pct(ms)}  ${fn}\n`);
+  }
 }
 
 main();

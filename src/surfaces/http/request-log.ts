@@ -1,5 +1,5 @@
-import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
 
 export type RequestLogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -66,3 +66,78 @@ function writeRequestLine(request: FastifyRequest, level: RequestLogLevel, statu
   };
   request.log[level](line, 'request');
 }
+
+type LogMethod = (objOrMsg: unknown, ...rest: unknown[]) => void;
+
+/**
+ * A request's logger, made per request by Fastify with its `reqId` binding. Building pino's
+ * child (its bindings serialised) cost about 2 µs a request, for a logger that most requests
+ * never write to now that quick reads log at `debug`: this one makes the child on the first
+ * line actually written, and answers the level checks from the parent until then.
+ */
+class RequestLogger {
+  private made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+  ) {}
+
+  private get real(): Logger {
+    return (this.made ??= this.parent.child(this.bindings));
+  }
+
+  get level(): string {
+    return (this.made ?? this.parent).level;
+  }
+
+  set level(level: string) {
+    this.real.level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return (this.made ?? this.parent).isLevelEnabled(level);
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    if (!this.isLevelEnabled(level)) return;
+    (this.real[level] as LogMethod)(...(args as [unknown, ...unknown[]]));
+  }
+
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args);
+  }
+
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
+
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
+    return this.real.child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: a lazily made child, unless the route sets its own level or serializers. */
+export const requestChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) => {
+  const parent = logger as unknown as Logger;
+  const own = options.level !== undefined || options.serializers !== undefined;
+  return (own ? parent.child(bindings, options) : new RequestLogger(parent, bindings)) as unknown as FastifyBaseLogger;
+};

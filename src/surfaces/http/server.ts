@@ -18,7 +18,7 @@ import type { FeedFanout } from '../realtime/feed-fanout.js';
 import { REMOTE_BASES, remoteApi } from './remote/index.js';
 import { LazySchemas } from './lazy-compile.js';
 import { createDocumentShaper, type OpenApiDocument } from './openapi-defs.js';
-import { OneLinePerRequest } from './request-log.js';
+import { OneLinePerRequest, requestChildLogger } from './request-log.js';
 import { MAX_PARAM_LENGTH, RouteMethods, urlProblem } from './request-guards.js';
 import { webUi } from './web-ui/index.js';
 import './types.js';
@@ -53,6 +53,7 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } },
     loggerInstance: hub.log as FastifyBaseLogger,
     logController: new OneLinePerRequest(hub.config.slowRequestMs),
+    childLoggerFactory: requestChildLogger,
     bodyLimit: hub.config.bodyLimitBytes,
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
