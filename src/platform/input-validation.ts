@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TObject, TSchema } from 'typebox';
 import { errors } from './errors.js';
@@ -36,16 +36,24 @@ interface OperationLike {
   readonly input: TSchema;
 }
 
-function detailsOf(label: string, issues: ErrorObject[] | null | undefined) {
+/** A JSON Schema validator's complaint, as ajv (and Fastify, which runs ajv) reports it. */
+export interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+function detailsOf(label: string, issues: readonly ValidationIssue[] | null | undefined) {
   return (issues ?? []).map((issue) => {
-    const path = issue.instancePath.split('/').filter(Boolean).join('.');
-    const missing = typeof issue.params.missingProperty === 'string' ? issue.params.missingProperty : undefined;
-    const extra = typeof issue.params.additionalProperty === 'string' ? issue.params.additionalProperty : undefined;
+    const path = (issue.instancePath ?? '').split('/').filter(Boolean).join('.');
+    const missing = typeof issue.params?.missingProperty === 'string' ? issue.params.missingProperty : undefined;
+    const extra = typeof issue.params?.additionalProperty === 'string' ? issue.params.additionalProperty : undefined;
     return { field: [label, path, missing ?? extra].filter(Boolean).join('.'), message: issue.message ?? 'is invalid' };
   });
 }
 
-function failure(label: string, issues: ErrorObject[] | null | undefined) {
+/** VALIDATION_FAILED naming each offending field as `<label>.<path>`: the one shape every surface answers. */
+export function validationFailure(label: string, issues: readonly ValidationIssue[] | null | undefined) {
   const details = detailsOf(label, issues);
   const first = details[0] ?? { field: label, message: 'is invalid' };
   return errors.VALIDATION_FAILED({ field: first.field, problem: first.message }, { details });
@@ -67,15 +75,15 @@ export class InputValidators {
     let value: Record<string, unknown>;
     if (input.json === undefined || input.json === null) value = {};
     else if (isPlainObject(input.json)) value = { ...input.json };
-    else throw failure(jsonLabel, [{ instancePath: '', message: 'must be object', params: {} } as unknown as ErrorObject]);
+    else throw validationFailure(jsonLabel, [{ instancePath: '', message: 'must be object', params: {} }]);
     for (const label of ['querystring', 'params'] as const) {
       const part = input.text?.[label];
       if (!part) continue;
       const converted = { ...part };
-      if (!text(converted)) throw failure(label, text.errors);
+      if (!text(converted)) throw validationFailure(label, text.errors);
       Object.assign(value, converted);
     }
-    if (!json(value)) throw failure(jsonLabel, json.errors);
+    if (!json(value)) throw validationFailure(jsonLabel, json.errors);
     return value;
   }
 

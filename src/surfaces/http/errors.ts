@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Type, type Static } from 'typebox';
 import type { FastifyError } from 'fastify';
 import { DomainError, errors, type FailureKind } from '../../platform/errors.js';
+import { validationFailure, type ValidationIssue } from '../../platform/input-validation.js';
 import { HTTP_STATUS_BY_CODE, httpErrors } from './failures.js';
 
 /** CONTRACT.md error body, with the request id added so a user's report can be traced. */
@@ -42,19 +43,6 @@ export interface HttpFailure {
   unexpected: boolean;
 }
 
-interface ValidationIssue {
-  instancePath?: string;
-  message?: string;
-  params?: Record<string, unknown>;
-}
-
-function fieldOf(context: string | undefined, issue: ValidationIssue): string {
-  const path = (issue.instancePath ?? '').split('/').filter(Boolean).join('.');
-  const missing = typeof issue.params?.missingProperty === 'string' ? issue.params.missingProperty : undefined;
-  const extra = typeof issue.params?.additionalProperty === 'string' ? issue.params.additionalProperty : undefined;
-  return [context, path, missing ?? extra].filter(Boolean).join('.');
-}
-
 /** The status a failure is answered with: its kind's, unless HTTP has a more precise one for its code. */
 export function httpStatusOf(failure: Pick<DomainError, 'kind' | 'code'>): number {
   return HTTP_STATUS_BY_CODE.get(failure.code) ?? STATUS_BY_KIND[failure.kind];
@@ -87,11 +75,8 @@ export function toHttpFailure(err: unknown): HttpFailure {
     };
   }
   const fe = err as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };
-  if (Array.isArray(fe.validation)) {
-    const details = fe.validation.map((issue) => ({ field: fieldOf(fe.validationContext, issue), message: issue.message ?? 'is invalid' }));
-    const first = details[0];
-    return toHttpFailure(errors.VALIDATION_FAILED({ field: first?.field || fe.validationContext || 'request', problem: first?.message ?? 'is invalid' }, { details }));
-  }
+  // Routes that are not operations (the SSE stream's query) are still validated by Fastify.
+  if (Array.isArray(fe.validation)) return toHttpFailure(validationFailure(fe.validationContext ?? 'request', fe.validation));
   const fastifyFailure = fe.code && Object.hasOwn(FASTIFY_FAILURES, fe.code) ? FASTIFY_FAILURES[fe.code] : undefined;
   if (fastifyFailure) return toHttpFailure(fastifyFailure());
   if (err instanceof SyntaxError && typeof fe.statusCode === 'number' && fe.statusCode === 400) return toHttpFailure(httpErrors.MALFORMED_JSON());

@@ -1,6 +1,7 @@
-import type { Principal } from '../../platform/operations.js';
-
-/** How a route authenticates. `stream` routes are SSE endpoints that take `accessToken` in the query. */
+/**
+ * How a route is listed in the route table (`/dev/routes`, the route-guard test). Credentials are
+ * checked by the operation registry; `stream` routes are SSE endpoints that take `accessToken`.
+ */
 export type RouteAccess = 'public' | 'authenticated' | 'stream';
 
 declare module 'fastify' {
@@ -10,7 +11,6 @@ declare module 'fastify' {
     servesBeforeReady?: boolean;
   }
   interface FastifyRequest {
-    principal?: Principal;
     /** Error code of the answer, for the one log line of the request. */
     failureCode?: string;
   }

@@ -67,7 +67,7 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   const authenticate = (socket: Socket, next: (err?: Error) => void) => {
     const credential = credentialOf(socket);
     try {
-      socket.data.principal = hub.operations.authenticate(credential);
+      hub.operations.authenticate(credential);
       socket.data.credential = credential;
       next();
     } catch (err) {
