@@ -1,4 +1,3 @@
-import { HUB_COMMANDS } from './domain/protocol/command-table.js';
 import type { Logger } from 'pino';
 import { ItachClient } from './adapters/itach/itach-client.js';
 import type { Config } from './config.js';
@@ -11,6 +10,7 @@ import { homeModule } from './domain/home/module.js';
 import { intentsModule } from './domain/intents/module.js';
 import { irModule } from './domain/ir/module.js';
 import { programCatalogModule, programsModule } from './domain/programs/module.js';
+import { HUB_COMMANDS } from './domain/protocol/command-table.js';
 import { protocolModule } from './domain/protocol/module.js';
 import { scenesModule } from './domain/scenes/module.js';
 import { stateModule } from './domain/state/module.js';
