@@ -1,7 +1,7 @@
 import type { Clock, Timers } from '../../platform/clock.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
-import type { DocumentCollection } from './collection.js';
+import type { DocumentCollection } from '../../platform/document-collection.js';
 import { tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import { homeErrors } from './errors.js';

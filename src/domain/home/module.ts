@@ -3,14 +3,14 @@ import { defineModule } from '../../platform/module.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import { AlertService, type AlertRetention } from './alerts.js';
-import { DocumentCollection } from './collection.js';
+import { DocumentCollection } from '../../platform/document-collection.js';
 import { homeErrors } from './errors.js';
 import { MacroService } from './macros.js';
 import type { ActionMap, AlertRepository, HomePreferences, Macro, Space, Zone, ZoneGroup } from './model.js';
 import { homeOperations } from './operations.js';
 import type { ProgramDirectory } from './ports.js';
 import { DesignService, PreferencesService } from './preferences.js';
-import type { DocumentRepository } from './repository.js';
+import type { DocumentRepository } from '../../platform/document-repository.js';
 import { SpaceService } from './spaces.js';
 import { ZoneService } from './zones.js';
 

@@ -3,7 +3,7 @@ import type { DeviceRegistry } from '../devices/device-registry.js';
 import type { DomainEventBus } from '../events.js';
 import { homeErrors } from './errors.js';
 import type { DesignProfile, HomePreferences } from './model.js';
-import type { DocumentRepository } from './repository.js';
+import type { DocumentRepository } from '../../platform/document-repository.js';
 
 export const DEFAULT_PREFERENCES: Omit<HomePreferences, 'updatedAt'> = {
   layout: 'grid',

@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { DeviceService, DeviceView } from '../devices/device-service.js';
 import { deviceErrors } from '../devices/errors.js';
 import type { DomainEventBus } from '../events.js';
-import type { DocumentCollection } from './collection.js';
+import type { DocumentCollection } from '../../platform/document-collection.js';
 import { offeredCommand, tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import { homeErrors } from './errors.js';

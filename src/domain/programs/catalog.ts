@@ -1,4 +1,4 @@
-import type { DocumentCollection } from '../home/collection.js';
+import type { DocumentCollection } from '../../platform/document-collection.js';
 import type { ProgramDirectory } from '../home/ports.js';
 import { programErrors } from './errors.js';
 import type { Program } from './model.js';

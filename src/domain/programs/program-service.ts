@@ -4,7 +4,7 @@ import type { DomainError } from '../../platform/errors.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { deviceErrors } from '../devices/errors.js';
 import type { DomainEventBus } from '../events.js';
-import type { DocumentCollection } from '../home/collection.js';
+import type { DocumentCollection } from '../../platform/document-collection.js';
 import { errorInfo, offeredCommand, tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import { homeErrors } from '../home/errors.js';

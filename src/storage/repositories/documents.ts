@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DocumentRepository } from '../../domain/home/repository.js';
+import type { DocumentRepository } from '../../platform/document-repository.js';
 import type { Database } from '../schema.js';
 
 /** One aggregate's documents; `kind` keeps aggregates apart in the shared table. */

@@ -1,13 +1,21 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
-import { bindOperation, operationIdFor } from '../bind-operation.js';
+import type { Operation } from '../../../platform/operations.js';
+import { bindOperation, operationIdFor, type RouteBinding } from '../bind-operation.js';
 import { requestCredential } from '../credentials.js';
 
-/** Admin panel API: admin accounts, by bearer token or the App API session cookie. */
+/** Admin auth: an admin account's bearer token or its App API session cookie. */
+export const adminCredential = requestCredential({ admits: ['os_api_admin'], cookie: true });
+
+/** A binder for `/admin` routes: tag `admin`, the admin credential. */
+export function adminRoutes(app: FastifyInstance, hub: Hub) {
+  return (method: RouteBinding<Operation>['method'], url: string, operation: Operation, extra: Partial<RouteBinding<Operation>> = {}) =>
+    bindOperation(app, hub.operations, { method, url, operation, credential: adminCredential, tags: ['admin'], operationId: operationIdFor('/admin', operation.name), ...extra });
+}
+
+/** Admin panel API: accounts and the running system. */
 export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
-  const credential = requestCredential({ admits: ['os_api_admin'], cookie: true });
-  const route = (url: string, operation: Parameters<typeof bindOperation>[2]['operation']) =>
-    bindOperation(app, hub.operations, { method: 'GET', url, operation, credential, tags: ['admin'], operationId: operationIdFor('/admin', operation.name) });
-  route('/users', hub.ops.auth.listUsers);
-  route('/system', hub.ops.system.info);
+  const route = adminRoutes(app, hub);
+  route('GET', '/users', hub.ops.auth.listUsers);
+  route('GET', '/system', hub.ops.system.info);
 };

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../platform/clock.js';
-import type { DomainError, FailureOptions } from '../../platform/errors.js';
-import type { DocumentRepository } from './repository.js';
+import type { Clock } from './clock.js';
+import type { DomainError, FailureOptions } from './errors.js';
+import type { DocumentRepository } from './document-repository.js';
 
 type Stamped = { id: string; createdAt: number; updatedAt: number };
 
 /**
  * An aggregate's documents held in memory and written through to the repository before a
- * change is acknowledged. Home models are small (tens to hundreds of records), so reads never
+ * change is acknowledged. Aggregates kept this way are small (tens to hundreds of records), so reads never
  * touch storage and one bootstrap is one pass over memory.
  */
 export class DocumentCollection<T extends Stamped> {

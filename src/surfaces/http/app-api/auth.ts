@@ -1,0 +1,44 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { SESSION_COOKIE } from '../credentials.js';
+import { Envelope, ok } from './envelope.js';
+import { appRoutes } from './routes.js';
+import type { AppApiOptions } from './index.js';
+
+/** `/auth/*`: sign-in sets the session cookie as well as answering the token; sign-out ends both. */
+export const appAuthRoutes: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base }) => {
+  const { login, logout, me } = hub.ops.auth;
+  const route = appRoutes(app, hub, base);
+
+  route('POST', '/auth/login', login, {
+    message: 'Logged in.',
+    respond: {
+      schema: Envelope(
+        Type.Object({ token: Type.String(), tokenType: Type.Literal('Bearer'), expiresIn: Type.Integer(), scope: Type.String() }),
+      ),
+      shape(result, _request, reply) {
+        const issued = result as { accessToken: string; expiresIn: number; scope: string };
+        reply.setCookie(SESSION_COOKIE, issued.accessToken, {
+          httpOnly: true,
+          sameSite: 'lax',
+          path: '/',
+          maxAge: issued.expiresIn,
+        });
+        return ok('Logged in.', { token: issued.accessToken, tokenType: 'Bearer', expiresIn: issued.expiresIn, scope: issued.scope });
+      },
+    },
+  });
+
+  route('POST', '/auth/logout', logout, {
+    message: 'Logged out.',
+    respond: {
+      schema: Envelope(Type.Null()),
+      shape(_result, _request, reply) {
+        reply.clearCookie(SESSION_COOKIE, { path: '/' });
+        return ok('Logged out.', null);
+      },
+    },
+  });
+
+  route('GET', '/auth/me', me, { message: 'Current user.' });
+};
