@@ -11,6 +11,10 @@ export interface DomainEvents {
   'auth.logged_in': { userId: string; username: string; clientAddress: string; at: number };
   'auth.login_failed': { username: string; clientAddress: string; at: number };
   'auth.logged_out': { userId: string; username: string; at: number };
+  /** Accounts: other modules that keep per-user records (access grants, player assignments) let go on `user.removed`. */
+  'user.created': { userId: string; username: string; role: 'admin' | 'user'; at: number };
+  'user.updated': { userId: string; username: string; role: 'admin' | 'user'; disabled: boolean; at: number };
+  'user.removed': { userId: string; username: string; at: number };
   'device.discovered': { device: LogicalDevice; at: number };
   'device.updated': { device: LogicalDevice; at: number };
   'device.removed': { deviceId: string; at: number };
