@@ -9,6 +9,7 @@ import { graphModule } from './domain/graph/module.js';
 import { homeModule } from './domain/home/module.js';
 import { intentsModule } from './domain/intents/module.js';
 import { irModule } from './domain/ir/module.js';
+import { playersModule } from './domain/players/module.js';
 import { programCatalogModule, programsModule } from './domain/programs/module.js';
 import { HUB_COMMANDS } from './domain/protocol/command-table.js';
 import { protocolModule } from './domain/protocol/module.js';
@@ -113,6 +114,15 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     clock,
     timers,
   });
+  const players = playersModule({
+    repositories: { players: new KyselyDocumentRepository(db, 'player'), assignments: new KyselyDocumentRepository(db, 'player_assignment') },
+    devices: devices.devices,
+    spaces: home.spaces.spaces,
+    users: auth.auth,
+    events,
+    clock,
+    log: component('players'),
+  });
   const programs = programsModule({
     catalog: programCatalog.catalog,
     runs: new KyselyProgramRunRepository(db),
@@ -153,7 +163,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const system = systemModule({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => [...store.appliedMigrations] });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, ir, state, devices, scenes, drivers, programCatalog, home, programs, graph, intents, system]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, ir, state, devices, scenes, drivers, programCatalog, home, players, programs, graph, intents, system]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -172,6 +182,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...graph.operations,
     ...intents.operations,
     ...system.operations,
+    ...players.operations,
   };
 
   return {

@@ -18,4 +18,12 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   const route = adminRoutes(app, hub);
   route('GET', '/users', hub.ops.auth.listUsers);
   route('GET', '/system', hub.ops.system.info);
+  const players = hub.ops.players;
+  route('GET', '/players', players.list);
+  route('POST', '/players', players.save);
+  route('GET', '/players/:id', players.get);
+  route('DELETE', '/players/:id', players.remove);
+  route('POST', '/players/:id/status', players.reportStatus);
+  route('GET', '/users/:id/players', players.getAssignments);
+  route('POST', '/users/:id/players', players.setAssignments);
 };

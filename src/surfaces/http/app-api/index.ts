@@ -3,6 +3,7 @@ import type { Hub } from '../../../hub.js';
 import { errorHandler, notFoundHandler } from '../error-handler.js';
 import { appAuthRoutes } from './auth.js';
 import { envelopeFailure } from './envelope.js';
+import { appPlayerRoutes } from './players.js';
 
 export const APP_API_BASES = ['/app', '/api'] as const;
 
@@ -19,5 +20,5 @@ export interface AppApiOptions {
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, options) => {
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
-  for (const family of [appAuthRoutes]) await family(app, options);
+  for (const family of [appAuthRoutes, appPlayerRoutes]) await family(app, options);
 };
