@@ -66,7 +66,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   });
   const operations = new OperationRegistry(auth.auth, component('operations'));
   // Who sees what: built here, before the device, home and graph operations that filter by it; the
-  // access module (below, once the spaces and devices grants name exist) loads and manages it.
+  // access module (below, once the spaces and devices that grants name exist) loads and manages it.
   const accessGrants = new AccessGrants(new KyselyDocumentRepository(db, 'user_access'), clock);
   const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS });
   const ir = irModule(new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: component('ir'), timers }));

@@ -5,9 +5,9 @@ import { accessOperations, type AccessTargets } from './operations.js';
 
 export interface AccessModuleDeps extends AccessTargets {
   /**
-   * The grants store. It is built before this module (by the composition root) because the
-   * devices, home and graph operations filter by it and are built before the spaces and devices
-   * that grants are checked against exist.
+   * The grants store, built by the composition root before the devices, home and graph modules,
+   * whose operations filter by it; this module comes after them, as it checks grants against
+   * their spaces and devices.
    */
   grants: AccessGrants;
   events: DomainEventBus;
