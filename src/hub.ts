@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { ItachClient } from './adapters/itach/itach-client.js';
 import type { Config } from './config.js';
+import { AccessGrants } from './domain/access/access-grants.js';
+import { accessModule } from './domain/access/module.js';
 import { authModule } from './domain/auth/module.js';
 import { devicesModule } from './domain/devices/module.js';
 import { driversModule } from './domain/drivers/module.js';
@@ -64,6 +66,9 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('auth'),
   });
   const operations = new OperationRegistry(auth.auth, component('operations'));
+  // Who sees what: built here, before the device, home and graph operations that filter by it; the
+  // access module (below, once the spaces and devices that grants name exist) loads and manages it.
+  const accessGrants = new AccessGrants(new KyselyDocumentRepository(db, 'user_access'), clock);
   const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS });
   const ir = irModule(new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: component('ir'), timers }));
   const state = stateModule({
@@ -79,6 +84,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     state: state.authority,
     ir: ir.transmitter,
     actionTimeoutMs: config.actionTimeoutMs,
+    audiences: accessGrants,
     events,
     clock,
     timers,
@@ -110,6 +116,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     devices: devices.devices,
     programs: programCatalog.catalog,
     alertRetention: { maxCount: config.alertsMaxCount, maxAgeMs: config.alertsMaxAgeDays * 86_400_000 },
+    audiences: accessGrants,
     events,
     clock,
     timers,
@@ -148,6 +155,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     programs: programs.programs,
     scenes: scenes.scenes,
     readiness,
+    audiences: accessGrants,
     clock,
   });
   const intents = intentsModule({
@@ -160,10 +168,11 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     scenes: scenes.scenes,
     clock,
   });
+  const access = accessModule({ grants: accessGrants, users: auth.auth, spaces: home.spaces, devices: devices.registry, events, log: component('access') });
   const system = systemModule({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => [...store.appliedMigrations] });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, ir, state, devices, scenes, drivers, programCatalog, home, players, programs, graph, intents, system]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, programs, graph, intents, system]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -183,6 +192,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...intents.operations,
     ...system.operations,
     ...players.operations,
+    ...access.operations,
   };
 
   return {
@@ -197,6 +207,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     /** The modules in start order. */
     modules: modules as readonly HubModule[],
     auth: auth.auth,
+    access: accessGrants,
     devices: devices.devices,
     drivers: devices.drivers,
     localDrivers: drivers.localDrivers,

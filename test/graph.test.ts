@@ -21,7 +21,8 @@ import type { Operation, OperationContext } from '../src/platform/operations.js'
 import { startServer, type TestServer } from './support/server.js';
 import { TestDriver, eventually, type Message } from './support/ws-driver.js';
 
-const ctx: OperationContext = { clientAddress: '127.0.0.1', requestId: 't' };
+// An admin's call: operations that filter by caller see everything for an admin.
+const ctx: OperationContext = { principal: { userId: 'admin', username: 'admin', role: 'admin', scope: 'os_api_admin', tokenHash: 't' }, clientAddress: '127.0.0.1', requestId: 't' };
 const IR = { freq_khz: 38, raw: [9000, 4500, 560, 560] };
 
 const DEVICES = [
@@ -184,6 +185,7 @@ function operationsUnderTest(server: TestServer, scenes: SceneCatalog) {
       drivers: hub.drivers,
       localDrivers: hub.localDrivers,
       readiness: hub.readiness,
+      audiences: hub.access,
       now,
     }),
     ...sceneOperations(scenes),

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_API_BASES } from '../src/surfaces/http/app-api/index.js';
 import { OS_API_BASES } from '../src/surfaces/http/os-api/index.js';
 import { startServer, type TestServer } from './support/server.js';
 
 /**
- * Walks every registered OS API route — including those that later features add — and holds
- * each to the rules every route must keep: documented, guarded, and never a 5xx on bad input.
+ * Walks every registered OS API and App API route — including those that later features add — and
+ * holds each to the rules every route must keep: documented, guarded, and never a 5xx on bad input.
  */
 let server: TestServer;
 let token: string;
@@ -24,6 +25,48 @@ const concrete = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, 'guard-$1');
 
 function osRoutes() {
   return server.app.http.routes.filter((r) => OS_API_BASES.some((base) => r.url.startsWith(`${base}/`)));
+}
+
+/** The legacy App API under `/app` and `/api`, without the OS API mounted beneath them. */
+function appApiRoutes() {
+  const underOs = (url: string) => OS_API_BASES.some((base) => url.startsWith(`${base}/`));
+  return server.app.http.routes.filter((r) => APP_API_BASES.some((base) => r.url.startsWith(`${base}/`)) && !underOs(r.url));
+}
+
+/** What the App API's public routes may be: signing in and registering. */
+const APP_API_PUBLIC = ['/auth/login', '/auth/register'];
+
+const BAD_BODIES: Array<{ label: string; body?: string; type?: string }> = [
+  { label: 'empty' },
+  { label: 'empty json', body: '', type: 'application/json' },
+  { label: 'malformed json', body: '{"a":', type: 'application/json' },
+  { label: 'wrong types', body: JSON.stringify({ username: 1, password: [], id: {}, command: 5 }), type: 'application/json' },
+  { label: 'array', body: '[1,2,3]', type: 'application/json' },
+  { label: 'oversized', body: JSON.stringify({ blob: 'x'.repeat(8192) }), type: 'application/json' },
+  { label: 'wrong type', body: 'hello', type: 'text/plain' },
+];
+
+/**
+ * Sends every bad body to every route of the list (GET routes only without one) with the admin's
+ * token, and hands each failure's parsed body to `checkFailure`.
+ */
+async function walkBadBodies(routes: Array<{ method: string; url: string }>, checkFailure: (body: unknown, label: string) => void): Promise<void> {
+  for (const route of routes) {
+    if (route.url.endsWith('/auth/logout')) continue; // would revoke the token the rest of the walk needs
+    for (const { label, body, type } of BAD_BODIES) {
+      if (route.method === 'GET' && body !== undefined) continue;
+      const res = await server.request(route.method, concrete(route.url), {
+        token,
+        ...(body === undefined ? {} : { body }),
+        headers: type ? { 'content-type': type } : {},
+      });
+      const what = `${route.method} ${route.url} with ${label} body`;
+      expect(res.status, what).toBeLessThan(500);
+      if (res.status >= 400) checkFailure(await res.json(), what);
+      else await res.body?.cancel();
+      if (label === 'oversized' && route.method !== 'GET') expect(res.status, what).toBe(413);
+    }
+  }
 }
 
 describe('route-table guard', () => {
@@ -80,33 +123,48 @@ describe('route-table guard', () => {
   });
 
   it('never answers 5xx to an empty, malformed or oversized body', async () => {
-    const bodies: Array<{ label: string; body?: string; type?: string }> = [
-      { label: 'empty' },
-      { label: 'empty json', body: '', type: 'application/json' },
-      { label: 'malformed json', body: '{"a":', type: 'application/json' },
-      { label: 'wrong types', body: JSON.stringify({ username: 1, password: [], id: {}, command: 5 }), type: 'application/json' },
-      { label: 'array', body: '[1,2,3]', type: 'application/json' },
-      { label: 'oversized', body: JSON.stringify({ blob: 'x'.repeat(8192) }), type: 'application/json' },
-      { label: 'wrong type', body: 'hello', type: 'text/plain' },
-    ];
-    for (const route of osRoutes()) {
-      if (route.url.endsWith('/auth/logout')) continue; // would revoke the token the rest of the walk needs
-      for (const { label, body, type } of bodies) {
-        if (route.method === 'GET' && body !== undefined) continue;
-        const res = await server.request(route.method, concrete(route.url), {
-          token,
-          ...(body === undefined ? {} : { body }),
-          headers: type ? { 'content-type': type } : {},
-        });
-        expect(res.status, `${route.method} ${route.url} with ${label} body`).toBeLessThan(500);
-        if (res.status >= 400) {
-          const err = (await res.json()) as { error?: { code?: string; message?: string } };
-          expect(err.error?.code, `${route.method} ${route.url} with ${label} body has an error code`).toMatch(/^[A-Z][A-Z0-9_]+$/);
-        } else {
-          await res.body?.cancel();
-        }
-        if (label === 'oversized' && route.method !== 'GET') expect(res.status).toBe(413);
-      }
+    await walkBadBodies(osRoutes(), (body, what) => {
+      expect((body as { error?: { code?: string } }).error?.code, `${what} has an error code`).toMatch(/^[A-Z][A-Z0-9_]+$/);
+    });
+  });
+});
+
+describe('route-table guard: App API', () => {
+  it('finds the App API under /app and /api, with the same routes under each', () => {
+    const routes = appApiRoutes();
+    const per = APP_API_BASES.map((base) =>
+      routes.filter((r) => r.url.startsWith(`${base}/`)).map((r) => `${r.method} ${r.url.slice(base.length)}`).sort(),
+    );
+    expect(per[0]!.length).toBeGreaterThan(APP_API_PUBLIC.length);
+    expect(per[1]).toEqual(per[0]);
+  });
+
+  it('documents every App API route in /openapi.json under the app-api tag', () => {
+    for (const route of appApiRoutes()) {
+      const entry = openapiPaths[toOpenApiPath(route.url)]?.[route.method.toLowerCase()] as { tags?: string[] } | undefined;
+      expect(entry, `${route.method} ${route.url} missing from /openapi.json`).toBeDefined();
+      expect(entry?.tags, `${route.method} ${route.url} tags`).toContain('app-api');
     }
+  });
+
+  it('answers 401 in the envelope without a credential, except signing in and registering', async () => {
+    for (const route of appApiRoutes()) {
+      const label = `${route.method} ${route.url}`;
+      if (route.access === 'public') {
+        expect(APP_API_PUBLIC.some((path) => route.url.endsWith(path)), `${label} is public but only ${APP_API_PUBLIC.join(' and ')} may be`).toBe(true);
+        continue;
+      }
+      const bare = await server.request(route.method, concrete(route.url));
+      expect(bare.status, `${label} without a credential`).toBe(401);
+      expect(await bare.json(), label).toMatchObject({ status: false, data: null, code: expect.stringMatching(/^[A-Z][A-Z0-9_]+$/) });
+      const withStream = await server.request(route.method, concrete(route.url), { token: streamToken });
+      expect(withStream.status, `${label} with a stream token`).toBe(401);
+    }
+  });
+
+  it('never answers 5xx to an empty, malformed or oversized body, and fails in the envelope', async () => {
+    await walkBadBodies(appApiRoutes(), (body, what) => {
+      expect(body, what).toMatchObject({ status: false, data: null, message: expect.any(String), code: expect.stringMatching(/^[A-Z][A-Z0-9_]+$/) });
+    });
   });
 });

@@ -1,3 +1,4 @@
+import type { accessModule } from './access/module.js';
 import type { authModule } from './auth/module.js';
 import type { devicesModule } from './devices/module.js';
 import type { driversModule } from './drivers/module.js';
@@ -23,6 +24,7 @@ type NamesOf<M extends (...args: never[]) => { operations: object }> = {
  * hub protocol's commands) are checked against it, so a misspelt name fails the type check.
  */
 export type OperationName =
+  | NamesOf<typeof accessModule>
   | NamesOf<typeof authModule>
   | NamesOf<typeof devicesModule>
   | NamesOf<typeof driversModule>

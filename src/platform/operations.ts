@@ -167,5 +167,11 @@ export class OperationRegistry {
 export const OS_ADMIN: Access = { scopes: ['os_api_admin'] };
 /** Any signed-in account, whichever app it signed in from. */
 export const ANY_ACCOUNT: Access = { scopes: ['os_api_admin', 'app'] };
+/**
+ * Administering the home (creating, changing, removing programs, sequences…) from whichever app
+ * the account signed in from: an app user's token is admitted and then refused for its role
+ * (403 ROLE_REQUIRED), not for its scope, so the App API can say what is missing.
+ */
+export const ADMIN_FROM_ANY_APP: Access = { scopes: ANY_ACCOUNT.scopes, roles: ['admin'] };
 /** The admin panel's: an admin account's token or session. */
 export const ADMIN_ACCOUNT: Access = { scopes: ['os_api_admin'], roles: ['admin'] };

@@ -1,4 +1,5 @@
 import type { Clock, Timers } from '../../platform/clock.js';
+import type { AudienceResolver } from '../access/audience.js';
 import { defineModule, type ModuleLog } from '../../platform/module.js';
 import { DriverManager } from '../drivers/driver-manager.js';
 import type { DomainEventBus } from '../events.js';
@@ -18,6 +19,8 @@ export interface DevicesModuleDeps {
   ir: IrTransmitter;
   /** Default time a driver has to answer an ACTION (a driver's registration may set its own). */
   actionTimeoutMs: number;
+  /** What each caller may see: device reads and commands answer only what is theirs. */
+  audiences: AudienceResolver;
   events: DomainEventBus;
   clock: Clock;
   timers: Timers;
@@ -34,7 +37,7 @@ export interface DevicesModuleDeps {
  * transmitter, the device service, and abstract actions. It also offers `state.*`: a state view
  * joins a device's state with the device.
  */
-export function devicesModule({ repository, state, ir, actionTimeoutMs, events, clock, timers, log, driverLog }: DevicesModuleDeps) {
+export function devicesModule({ repository, state, ir, actionTimeoutMs, audiences, events, clock, timers, log, driverLog }: DevicesModuleDeps) {
   const registry = new DeviceRegistry(repository, clock, events);
   const drivers = new DriverManager(registry, state, events, clock, driverLog, actionTimeoutMs, timers);
   const devices = new DeviceService(registry, state, drivers, ir, events, clock);
@@ -47,7 +50,7 @@ export function devicesModule({ repository, state, ir, actionTimeoutMs, events, 
     devices,
     actions,
     operations: {
-      devices: { ...deviceOperations(devices), ...deviceActionOperations(devices, actions) },
+      devices: { ...deviceOperations(devices, audiences), ...deviceActionOperations(devices, actions) },
       state: stateOperations(devices, () => clock.now()),
     },
     async start() {

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
+import type { AudienceResolver } from '../access/audience.js';
 import { IrCommandsSchema } from '../ir/ir-command.js';
 import { CAPABILITY_COMMANDS, type DeviceService, type DeviceView } from './device-service.js';
 import { deviceErrors } from './errors.js';
@@ -23,7 +24,11 @@ function frozenListing(views: readonly DeviceView[]): { devices: DeviceView[] } 
   return listing;
 }
 
-export function deviceOperations(devices: DeviceService) {
+export function deviceOperations(devices: DeviceService, audiences: AudienceResolver) {
+  /** A device the caller may not see answers as one that does not exist, so ids do not leak. */
+  const requireVisible = (id: string, principal: Principal | undefined) => {
+    if (!audiences.audienceOf(principal).seesDevice(devices.registry.find(id))) throw deviceErrors.DEVICE_NOT_FOUND({ id }, { details: { deviceId: id } });
+  };
   const detail = (id: string) => {
     const device = devices.registry.get(id);
     return { ...devices.view(device), state: devices.state.get(id) };
@@ -31,16 +36,19 @@ export function deviceOperations(devices: DeviceService) {
   return {
     list: defineOperation({
       name: 'devices.list',
-      summary: 'List logical devices.',
-      access: OS_ADMIN,
+      summary: 'List logical devices (for a user without the admin role, those granted to them).',
+      access: ANY_ACCOUNT,
       input: Type.Object({
         includeRemoved: Type.Optional(Type.Boolean({ description: 'Also list devices their driver removed.' })),
         category: Type.Optional(Type.String()),
         room: Type.Optional(Type.String()),
       }),
       output: Type.Object({ devices: Type.Array(DeviceSchema) }),
-      async handler(input) {
-        return frozenListing(devices.list(input));
+      async handler(input, { principal }) {
+        const audience = audiences.audienceOf(principal);
+        const views = devices.list(input);
+        // Admins keep the one frozen answer every caller shares; a user gets a cut of it of their own.
+        return audience.everything ? frozenListing(views) : { devices: views.filter((device) => audience.seesDevice(device)) };
       },
     }),
     appIcon: defineOperation({
@@ -59,10 +67,11 @@ export function deviceOperations(devices: DeviceService) {
     get: defineOperation({
       name: 'devices.get',
       summary: 'Device details with its current state.',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({ id: IdParam }),
       output: DeviceDetailSchema,
-      async handler({ id }) {
+      async handler({ id }, { principal }) {
+        requireVisible(id, principal);
         return detail(id);
       },
     }),
@@ -71,10 +80,11 @@ export function deviceOperations(devices: DeviceService) {
       summary: 'Dispatch a command (for GENERIC_IR devices, a key of properties.irCommands) and wait for the result.',
       description:
         'Standard commands go to the device\'s driver as ACTION; the answer waits for its ACTION_RESULT. 422 COMMAND_NOT_SUPPORTED when the device does not offer the command, 502 DRIVER_ERROR with the driver\'s error, 503 DRIVER_OFFLINE, 504 DRIVER_TIMEOUT. IR keys go to the extender: 502 IR_EXTENDER_ERROR / IR_EXTENDER_UNREACHABLE, 504 IR_EXTENDER_TIMEOUT.',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({ id: IdParam, command: Type.String({ minLength: 1, maxLength: 200 }), params: Type.Optional(JsonObject) }),
       output: CommandResultSchema,
-      async handler({ id, command, params }) {
+      async handler({ id, command, params }, { principal }) {
+        requireVisible(id, principal);
         return okResult(await devices.command(id, command, params ?? {}));
       },
     }),

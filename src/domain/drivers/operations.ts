@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { ADMIN_FROM_ANY_APP, defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { DriverManager } from './driver-manager.js';
 import { driverErrors } from './errors.js';
 import type { LocalDriverSupervisor } from './local/supervisor.js';
@@ -51,7 +51,7 @@ export function driverOperations(manager: DriverManager, local: LocalDriverSuper
     list: defineOperation({
       name: 'drivers.list',
       summary: 'Connected driver instances (WebSocket and local) and every local driver manifest with its process status.',
-      access: OS_ADMIN,
+      access: ADMIN_FROM_ANY_APP,
       input: Type.Object({}),
       output: Type.Object({ connected: Type.Array(ConnectedDriver), local: Type.Array(LocalDriver) }),
       async handler() {
@@ -108,7 +108,8 @@ export function integrationOperations(manager: DriverManager, local: LocalDriver
     integrations: defineOperation({
       name: 'integrations.list',
       summary: 'Every integration: local driver manifests, connected WebSocket drivers and the built-in GENERIC_IR.',
-      access: OS_ADMIN,
+      description: 'Admins only, from any app: what runs the home (driver processes, their errors, device counts) is for those who administer it.',
+      access: ADMIN_FROM_ANY_APP,
       input: Type.Object({}),
       output: Type.Object({ integrations: Type.Array(Integration) }),
       async handler() {

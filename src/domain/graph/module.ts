@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { defineModule } from '../../platform/module.js';
 import type { Readiness } from '../../platform/readiness.js';
+import type { AudienceResolver } from '../access/audience.js';
 import type { DeviceActions } from '../devices/actions.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DriverManager } from '../drivers/driver-manager.js';
@@ -27,6 +28,7 @@ export interface GraphModuleDeps {
   programs: ProgramService;
   scenes: SceneCatalog;
   readiness: Readiness;
+  audiences: AudienceResolver;
   clock: Clock;
 }
 

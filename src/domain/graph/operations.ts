@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { failureOf } from '../../platform/errors.js';
-import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
+import type { Audience, AudienceResolver } from '../access/audience.js';
 import { ACTION_NAMES, ACTIONS, type DeviceActions } from '../devices/actions.js';
 import { CAPABILITY_MODEL, CAPABILITY_NAMES } from '../devices/capabilities.js';
 import { ActionNameSchema, ActionResultFields, CapabilityNameSchema } from '../devices/capability-schemas.js';
@@ -17,7 +18,7 @@ import type { Program } from '../programs/model.js';
 import { referencesOf } from '../programs/references.js';
 import type { SceneCatalog } from '../scenes/catalog.js';
 import { SceneViewSchema } from '../scenes/operations.js';
-import { EntityService, listEntities, listEntityDomains } from './entities.js';
+import { EntityService, listEntities, listEntityDomains, type EntityView } from './entities.js';
 import { graphErrors } from './errors.js';
 import { buildHomeGraph } from './graph.js';
 import type { HomeGraph } from './model.js';
@@ -118,13 +119,24 @@ export interface GraphOperationDeps {
   /** Local driver manifests and processes (the LocalDriverSupervisor). */
   localDrivers: { list(): LocalDriverInfo[] };
   readiness: { readonly ready: boolean; readonly waitingFor: string[] };
+  /** What each caller may see: entity reads and services answer only entities of their devices. */
+  audiences: AudienceResolver;
   now(): number;
 }
+
+/** An entity is seen with its device (scene entities with the device that exposes them). */
+const seesEntity = (audience: Audience, entity: EntityView) => entity.deviceId !== null && audience.seesDevice({ id: entity.deviceId, room: entity.spaceId });
 
 export function graphOperations(deps: GraphOperationDeps) {
   const { scenes, actions } = deps;
   const graph = () => buildHomeGraph(deps);
   const entities = new EntityService({ graph, actions, scenes });
+  /** An entity the caller may not see answers as one that does not exist, so ids do not leak. */
+  const requireVisibleEntity = (entityId: string, principal: Principal | undefined): EntityView => {
+    const entity = entities.get(entityId);
+    if (!seesEntity(deps.audiences.audienceOf(principal), entity)) throw graphErrors.ENTITY_NOT_FOUND({ entityId }, { details: { entityId } });
+    return entity;
+  };
 
   const scenesWithEntities = (g: HomeGraph) => {
     const ids = new Map(listEntities(g, { domain: 'scene' }).map((e) => [e.sceneId, e.entityId]));
@@ -351,27 +363,29 @@ export function graphOperations(deps: GraphOperationDeps) {
 
     listEntities: defineOperation({
       name: 'entities.list',
-      summary: 'Entities: one per device and entity domain, plus one per scene; optionally filtered.',
-      access: OS_ADMIN,
+      summary: 'Entities: one per device and entity domain, plus one per scene; optionally filtered. A user without the admin role sees those of their devices.',
+      access: ANY_ACCOUNT,
       input: Type.Object({
         domain: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only this domain, e.g. "light".' })),
         spaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only entities of devices in this space.' })),
         deviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only entities of this device.' })),
       }),
       output: Type.Object({ entities: Type.Array(EntitySchema) }),
-      async handler(filter) {
-        return { entities: entities.list(filter) };
+      async handler(filter, { principal }) {
+        const audience = deps.audiences.audienceOf(principal);
+        const listed = entities.list(filter);
+        return { entities: audience.everything ? listed : listed.filter((entity) => seesEntity(audience, entity)) };
       },
     }),
 
     getEntity: defineOperation({
       name: 'entities.get',
       summary: 'One entity with its state, attributes and services (404 ENTITY_NOT_FOUND).',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({ entityId: Type.String({ minLength: 3, maxLength: 300, description: 'e.g. light.living_room_lamp.' }) }),
       output: EntitySchema,
-      async handler({ entityId }) {
-        return entities.get(entityId);
+      async handler({ entityId }, { principal }) {
+        return requireVisibleEntity(entityId, principal);
       },
     }),
 
@@ -380,7 +394,7 @@ export function graphOperations(deps: GraphOperationDeps) {
       summary: 'Call a Home Assistant style service on an entity (e.g. light turn_on {brightness}).',
       description:
         'Services: turn_on (light: optional brightness/brightness_pct 0–100), turn_off, toggle, volume_set {volume 0–100 | volume_level 0–1}, volume_up, volume_down, media_play, media_pause, media_stop, media_next_track, media_previous_track, set_temperature {temperature}, open_cover, close_cover, set_cover_position {position}, scene turn_on. The service becomes an abstract action resolved to the device\'s own command. 404 ENTITY_NOT_FOUND, 422 SERVICE_NOT_SUPPORTED, 400 INVALID_SERVICE_DATA; a device failure (ACTION_NOT_SUPPORTED, DRIVER_ERROR, DRIVER_TIMEOUT…) fails the call with that error, `details` carrying the whole result.',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({
         entityId: Type.String({ minLength: 3, maxLength: 300 }),
         service: Type.String({ minLength: 1, maxLength: 100, description: 'e.g. "turn_on", "set_cover_position".' }),
@@ -392,7 +406,8 @@ export function graphOperations(deps: GraphOperationDeps) {
         action: Type.String({ description: 'The abstract action performed, or "scene.run".' }),
         ...ActionResultFields,
       }),
-      async handler({ entityId, service, data }) {
+      async handler({ entityId, service, data }, { principal }) {
+        requireVisibleEntity(entityId, principal);
         const result = await entities.entityAction(entityId, service, data ?? {});
         if (!result.ok) throw failureOf(result.error, result);
         return result;

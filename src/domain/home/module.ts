@@ -1,4 +1,5 @@
 import type { Clock, Timers } from '../../platform/clock.js';
+import type { AudienceResolver } from '../access/audience.js';
 import { defineModule } from '../../platform/module.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
@@ -32,6 +33,8 @@ export interface HomeModuleDeps {
   /** What home reads of programs (the program catalog, a module below this one). */
   programs: ProgramDirectory;
   alertRetention: AlertRetention;
+  /** What each caller may see: space, zone and action map reads answer only what is theirs. */
+  audiences: AudienceResolver;
   events: DomainEventBus;
   clock: Clock;
   timers: Timers;
@@ -41,7 +44,7 @@ export interface HomeModuleDeps {
  * The home model: spaces and their remote sources, zones and zone groups, macros and action
  * maps, alerts, preferences and design profiles, loaded into memory at start.
  */
-export function homeModule({ repositories: repos, devices, programs, alertRetention, events, clock, timers }: HomeModuleDeps) {
+export function homeModule({ repositories: repos, devices, programs, alertRetention, audiences, events, clock, timers }: HomeModuleDeps) {
   const collections = {
     spaces: new DocumentCollection(repos.spaces, clock, homeErrors.SPACE_NOT_FOUND),
     zones: new DocumentCollection(repos.zones, clock, homeErrors.ZONE_NOT_FOUND),
@@ -61,7 +64,7 @@ export function homeModule({ repositories: repos, devices, programs, alertRetent
     name: 'home',
     needs: ['devices', 'program-catalog'],
     ...services,
-    operations: { home: homeOperations(services) },
+    operations: { home: homeOperations(services, { audiences, devices: devices.registry }) },
     async start() {
       for (const collection of Object.values(collections)) await collection.load();
       await preferences.load();

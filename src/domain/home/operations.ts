@@ -1,8 +1,11 @@
 import { Type } from 'typebox';
 import { failureOf } from '../../platform/errors.js';
-import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { ADMIN_FROM_ANY_APP, ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
+import type { Audience, AudienceResolver } from '../access/audience.js';
+import type { DeviceRegistry } from '../devices/device-registry.js';
 import { DeviceSchema } from '../devices/schemas.js';
 import type { AlertService } from './alerts.js';
+import { homeErrors } from './errors.js';
 import type { MacroService } from './macros.js';
 import type { DesignService, PreferencesService } from './preferences.js';
 import {
@@ -40,17 +43,42 @@ export interface HomeServices {
   design: DesignService;
 }
 
-export function homeOperations(home: HomeServices) {
+/** Who sees what (the access module's grants) and where devices are, for the reads that filter by caller. */
+export interface HomeVisibility {
+  audiences: AudienceResolver;
+  devices: Pick<DeviceRegistry, 'find'>;
+}
+
+export function homeOperations(home: HomeServices, { audiences, devices }: HomeVisibility) {
   const { spaces, zones, macros, alerts, preferences, design } = home;
+  const seesDeviceId = (audience: Audience, id: string) => audience.seesDevice(devices.find(id));
+  /** A space the caller may not see answers as one that does not exist, so ids do not leak. */
+  const visibleSpace = (id: string, principal: Principal | undefined): Audience => {
+    const audience = audiences.audienceOf(principal);
+    if (!audience.seesSpace(id)) throw homeErrors.SPACE_NOT_FOUND({ id }, { details: { id } });
+    return audience;
+  };
   return {
     listSpaces: defineOperation({
       name: 'spaces.list',
-      summary: 'List spaces (rooms).',
-      access: OS_ADMIN,
+      summary: 'List spaces (rooms); a user without the admin role sees those granted to them.',
+      access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ spaces: Type.Array(SpaceSchema) }),
-      async handler() {
-        return { spaces: spaces.list() };
+      async handler(_input, { principal }) {
+        const audience = audiences.audienceOf(principal);
+        return { spaces: audience.everything ? spaces.list() : spaces.list().filter((space) => audience.seesSpace(space.id)) };
+      },
+    }),
+    getSpace: defineOperation({
+      name: 'spaces.get',
+      summary: 'One space (room).',
+      access: ANY_ACCOUNT,
+      input: Type.Object({ id: Id }),
+      output: SpaceSchema,
+      async handler({ id }, { principal }) {
+        visibleSpace(id, principal);
+        return spaces.spaces.get(id);
       },
     }),
     saveSpace: defineOperation({
@@ -77,11 +105,12 @@ export function homeOperations(home: HomeServices) {
     spaceDevices: defineOperation({
       name: 'spaces.devices',
       summary: 'Devices assigned to a space (their primary room).',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({ id: Id }),
       output: Type.Object({ spaceId: Type.String(), devices: Type.Array(DeviceSchema) }),
-      async handler({ id }) {
-        return { spaceId: id, devices: spaces.devicesOf(id) };
+      async handler({ id }, { principal }) {
+        const audience = visibleSpace(id, principal);
+        return { spaceId: id, devices: spaces.devicesOf(id).filter((device) => audience.seesDevice(device)) };
       },
     }),
     assignDevices: defineOperation({
@@ -97,32 +126,42 @@ export function homeOperations(home: HomeServices) {
     remoteSources: defineOperation({
       name: 'spaces.remote_sources',
       summary: "Remote sources of a space, from its devices' remote-source metadata.",
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({ id: Id }),
       output: Type.Object({ spaceId: Type.String(), activeSourceId: Type.Union([Type.String(), Type.Null()]), sources: Type.Array(RemoteSourceView) }),
-      async handler({ id }) {
+      async handler({ id }, { principal }) {
+        visibleSpace(id, principal);
         return { spaceId: id, activeSourceId: spaces.spaces.get(id).activeSourceId, sources: spaces.remoteSources(id) };
       },
     }),
     activateSource: defineOperation({
       name: 'spaces.remote_sources.activate',
       summary: "Activate a remote source: power on what it needs, select its input, make it the space's active source.",
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({ id: Id, sourceId: Id }),
       output: Type.Object({ source: RemoteSourceView, results: Type.Array(DeviceActionResultSchema) }),
-      async handler({ id, sourceId }) {
+      async handler({ id, sourceId }, { principal }) {
+        visibleSpace(id, principal);
         return spaces.activate(id, sourceId);
       },
     }),
 
     listZones: defineOperation({
       name: 'zones.list',
-      summary: 'Zones with their devices and program resolved.',
-      access: OS_ADMIN,
+      summary: 'Zones with their devices and program resolved; a user without the admin role sees the zones with a device of theirs, and only their devices in them.',
+      access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ zones: Type.Array(ZoneSchema) }),
-      async handler() {
-        return { zones: zones.list() };
+      async handler(_input, { principal }) {
+        const audience = audiences.audienceOf(principal);
+        if (audience.everything) return { zones: zones.list() };
+        const sees = (id: string) => seesDeviceId(audience, id);
+        return {
+          zones: zones
+            .list()
+            .filter((zone) => zone.deviceIds.some(sees))
+            .map((zone) => ({ ...zone, deviceIds: zone.deviceIds.filter(sees), devices: zone.devices.filter((device) => sees(device.id)) })),
+        };
       },
     }),
     saveZone: defineOperation({
@@ -206,17 +245,27 @@ export function homeOperations(home: HomeServices) {
     listMacros: defineOperation({
       name: 'macros.list',
       summary: 'List macros.',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ macros: Type.Array(MacroSchema) }),
       async handler() {
         return { macros: macros.macros.list() };
       },
     }),
+    getMacro: defineOperation({
+      name: 'macros.get',
+      summary: 'One macro.',
+      access: ANY_ACCOUNT,
+      input: Type.Object({ id: Id }),
+      output: MacroSchema,
+      async handler({ id }) {
+        return macros.macros.get(id);
+      },
+    }),
     saveMacro: defineOperation({
       name: 'macros.save',
       summary: 'Create or update a macro: ordered device commands with optional delays.',
-      access: OS_ADMIN,
+      access: ADMIN_FROM_ANY_APP,
       input: Type.Object({ id: Type.Optional(Id), name: Name, steps: Type.Array(MacroStepSchema, { minItems: 1, maxItems: 200 }), stopOnError: Type.Optional(Type.Boolean()) }),
       output: MacroSchema,
       async handler(input) {
@@ -226,7 +275,7 @@ export function homeOperations(home: HomeServices) {
     removeMacro: defineOperation({
       name: 'macros.remove',
       summary: 'Remove a macro; refused (409) while a program runs it.',
-      access: OS_ADMIN,
+      access: ADMIN_FROM_ANY_APP,
       input: Type.Object({ id: Id }),
       output: Removed,
       async handler({ id }) {
@@ -237,7 +286,7 @@ export function homeOperations(home: HomeServices) {
     runMacro: defineOperation({
       name: 'macros.run',
       summary: 'Run a macro; answers each step\'s result.',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({ id: Id }),
       output: MacroRunSchema,
       async handler({ id }) {
@@ -246,12 +295,14 @@ export function homeOperations(home: HomeServices) {
     }),
     listActionMaps: defineOperation({
       name: 'action_maps.list',
-      summary: 'Mapped controls: control keys bound to device commands.',
-      access: OS_ADMIN,
+      summary: 'Mapped controls: control keys bound to device commands; a user without the admin role sees those of their devices.',
+      access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ actionMaps: Type.Array(ActionMapSchema) }),
-      async handler() {
-        return { actionMaps: macros.actionMaps.list() };
+      async handler(_input, { principal }) {
+        const audience = audiences.audienceOf(principal);
+        const maps = macros.actionMaps.list();
+        return { actionMaps: audience.everything ? maps : maps.filter((map) => seesDeviceId(audience, map.deviceId)) };
       },
     }),
     saveActionMap: defineOperation({

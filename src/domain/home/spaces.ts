@@ -53,6 +53,12 @@ export class SpaceService {
     return { removed: space, unassignedDevices: unassigned };
   }
 
+  /** Refuses (404 SPACE_NOT_FOUND naming every one) unless each id names a space. */
+  requireAll(ids: Iterable<string>): void {
+    const missing = [...new Set(ids)].filter((id) => !this.spaces.find(id));
+    if (missing.length > 0) throw homeErrors.SPACE_NOT_FOUND({ id: missing.join(', ') }, { details: { spaceIds: missing } });
+  }
+
   devicesOf(id: string): DeviceView[] {
     this.spaces.get(id);
     return [...this.devices.list({ room: id })];

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { ADMIN_FROM_ANY_APP, ANY_ACCOUNT, defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { DeviceActionResultSchema } from '../home/schemas.js';
 import { programErrors } from './errors.js';
 import type { Step } from './model.js';
@@ -23,23 +23,40 @@ const ScriptInput = withStepDefinitions(
   }),
 );
 
+/**
+ * Programs are household routines: every signed-in account may list, read and run them (a user
+ * without the admin role included, whatever devices they are granted); only admins create,
+ * change or remove them.
+ */
 export function programOperations(programs: ProgramService) {
   return {
     list: defineOperation({
       name: 'programs.list',
       summary: 'List programs with each timer\'s next fire time.',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: ProgramList,
       async handler() {
         return { programs: programs.list().map((p) => programs.view(p)) } as never;
       },
     }),
+    get: defineOperation({
+      name: 'programs.get',
+      summary: 'One program with its timer\'s next fire time.',
+      access: ANY_ACCOUNT,
+      input: Type.Object({ id: Id }),
+      output: ProgramSchema,
+      async handler({ id }) {
+        const program = programs.find(id);
+        if (!program) throw programErrors.PROGRAM_NOT_FOUND({ id }, { details: { programId: id } });
+        return programs.view(program) as never;
+      },
+    }),
     save: defineOperation({
       name: 'programs.save',
       summary: 'Create or update a program from canonical steps or from YAML (exactly one of `steps`, `yaml`).',
       description: 'YAML errors answer 400 YAML_ERROR with details {line, column}. Unknown devices, programs, macros or zones answer 422 UNKNOWN_REFERENCE; a program that would run itself 422 PROGRAM_RECURSION.',
-      access: OS_ADMIN,
+      access: ADMIN_FROM_ANY_APP,
       input: ProgramInputSchema,
       output: ProgramSchema,
       async handler(input) {
@@ -49,7 +66,7 @@ export function programOperations(programs: ProgramService) {
     run: defineOperation({
       name: 'programs.run',
       summary: 'Run a program; answers the run at once (status running), or when it ends with wait=true.',
-      access: OS_ADMIN,
+      access: ANY_ACCOUNT,
       input: Type.Object({ id: Id, wait: Wait }),
       output: ProgramRunSchema,
       async handler({ id, wait }) {
@@ -69,7 +86,7 @@ export function programOperations(programs: ProgramService) {
     remove: defineOperation({
       name: 'programs.remove',
       summary: 'Remove a program; refused with 409 PROGRAM_IN_USE naming the zones and programs that use it.',
-      access: OS_ADMIN,
+      access: ADMIN_FROM_ANY_APP,
       input: Type.Object({ id: Id }),
       output: Type.Object({ removed: Type.Literal(true), id: Type.String() }),
       async handler({ id }) {

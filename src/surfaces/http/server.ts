@@ -121,6 +121,13 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
         },
       },
       security: [{ bearerAuth: [] }],
+      tags: [
+        {
+          name: 'app-api',
+          description:
+            'The legacy App API under /app and /api (docs/app-api.md): answers `{status, message, data}`, takes the session cookie of POST /app/auth/login or its token as a bearer, from any account; a user without the admin role sees only the spaces and devices granted to them.',
+        },
+      ],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

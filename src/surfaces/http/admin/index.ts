@@ -17,6 +17,8 @@ export function adminRoutes(app: FastifyInstance, hub: Hub) {
 export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   const route = adminRoutes(app, hub);
   route('GET', '/users', hub.ops.auth.listUsers);
+  route('GET', '/users/:id/access', hub.ops.access.get);
+  route('POST', '/users/:id/access', hub.ops.access.set);
   route('GET', '/system', hub.ops.system.info);
   const players = hub.ops.players;
   route('GET', '/players', players.list);

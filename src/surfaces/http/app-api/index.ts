@@ -2,8 +2,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import { errorHandler, notFoundHandler } from '../error-handler.js';
 import { appAuthRoutes } from './auth.js';
+import { appDeviceRoutes } from './devices.js';
+import { appEntityRoutes } from './entities.js';
 import { envelopeFailure } from './envelope.js';
 import { appPlayerRoutes } from './players.js';
+import { appHomeRoutes } from './home.js';
+import { appIntegrationRoutes } from './integrations.js';
+import { appProgramRoutes } from './programs.js';
+import { appRoomRoutes } from './rooms.js';
+import { appSequenceRoutes } from './sequences.js';
 
 export const APP_API_BASES = ['/app', '/api'] as const;
 
@@ -20,5 +27,7 @@ export interface AppApiOptions {
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, options) => {
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
-  for (const family of [appAuthRoutes, appPlayerRoutes]) await family(app, options);
+  for (const family of [appAuthRoutes, appDeviceRoutes, appEntityRoutes, appRoomRoutes, appIntegrationRoutes, appProgramRoutes, appSequenceRoutes, appHomeRoutes, appPlayerRoutes]) {
+    await family(app, options);
+  }
 };

@@ -1,4 +1,4 @@
-import type { TObject, TSchema } from 'typebox';
+import { Type, type TObject, type TSchema } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import type { Operation } from '../../../platform/operations.js';
@@ -30,6 +30,20 @@ function fieldSchema(output: TSchema, field: string): TSchema {
 }
 
 /**
+ * The success envelope around an operation's output, or around one of its fields. A cyclic output
+ * (programs and their recursive steps: `{$defs, $ref}`) keeps its definitions at the top, where
+ * the envelope and the `$ref`s inside `data` can both reach them.
+ */
+function envelopeSchema(output: TSchema, field: string | undefined): TSchema {
+  const cyclic = output as TSchema & { $defs?: Record<string, TSchema>; $ref?: string };
+  if (cyclic.$defs && typeof cyclic.$ref === 'string') {
+    const data = field ? fieldSchema(output, field) : Type.Ref(cyclic.$ref.replace(/^#\/\$defs\//, ''));
+    return { $defs: { ...cyclic.$defs, AppEnvelope: Envelope(data) }, $ref: 'AppEnvelope' } as unknown as TSchema;
+  }
+  return Envelope(field ? fieldSchema(output, field) : output);
+}
+
+/**
  * A binder for one App API route group: the operation is the OS API's twin, bound with the App
  * API's credential (session cookie or bearer) and its answer wrapped in the envelope
  * `{status, message, data}`; failures take the envelope form in the plugin's error handler.
@@ -45,7 +59,7 @@ export function appRoutes(app: FastifyInstance, hub: Hub, base: string) {
       operationId: operationIdFor(base, operation.name),
       errorSchema: FailureEnvelope,
       respond: {
-        schema: Envelope(data ? fieldSchema(operation.output, data) : operation.output),
+        schema: envelopeSchema(operation.output, data),
         shape: data ? (result) => ok(message, (result as Record<string, unknown>)[data]) : (result) => ok(message, result),
       },
       ...extra,

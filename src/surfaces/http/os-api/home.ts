@@ -8,6 +8,7 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   spaces('GET', '/spaces', ops.listSpaces);
   spaces('POST', '/spaces/save', ops.saveSpace);
   spaces('POST', '/spaces/:id/remove', ops.removeSpace);
+  spaces('GET', '/spaces/:id', ops.getSpace);
   spaces('GET', '/spaces/:id/devices', ops.spaceDevices);
   spaces('POST', '/spaces/:id/devices/assign', ops.assignDevices);
   spaces('GET', '/spaces/:id/remote-sources', ops.remoteSources);
@@ -28,6 +29,7 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   macros('GET', '/macros', ops.listMacros);
   macros('POST', '/macros/save', ops.saveMacro);
   macros('POST', '/macros/:id/remove', ops.removeMacro);
+  macros('GET', '/macros/:id', ops.getMacro);
   macros('POST', '/macros/:id/run', ops.runMacro);
   macros('GET', '/action-maps', ops.listActionMaps);
   macros('POST', '/action-maps/save', ops.saveActionMap);

@@ -7,6 +7,7 @@ export const programRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub
   route('GET', '/programs', ops.list);
   route('POST', '/programs/save', ops.save);
   route('GET', '/programs/runs/:runId', ops.getRun);
+  route('GET', '/programs/:id', ops.get);
   route('POST', '/programs/:id/run', ops.run, { queryFields: ['wait'] });
   route('POST', '/programs/:id/run-off', ops.runOff, { queryFields: ['wait'] });
   route('POST', '/programs/:id/remove', ops.remove);
