@@ -22,7 +22,7 @@ import { Readiness } from './platform/readiness.js';
 import { openStorage } from './storage/database.js';
 import { storageModule } from './storage/module.js';
 import { KyselyAlertRepository } from './storage/repositories/alerts.js';
-import { KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
+import { KyselyInviteRepository, KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from './storage/repositories/devices.js';
 import { KyselyDocumentRepository } from './storage/repositories/documents.js';
 import { KyselyDriverSettingsRepository } from './storage/repositories/driver-settings.js';
@@ -49,6 +49,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const auth = authModule({
     users: new KyselyUserRepository(db),
     tokens: new KyselyTokenRepository(db),
+    invites: new KyselyInviteRepository(db),
+    registration: config.appRegistration,
     settings: {
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
       streamTokenTtlSeconds: config.streamTokenTtlSeconds,
