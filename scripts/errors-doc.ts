@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { accessErrors } from '../src/domain/access/errors.js';
 import { authErrors } from '../src/domain/auth/errors.js';
 import { deviceErrors } from '../src/domain/devices/errors.js';
 import { driverErrors, driverProtocolErrors } from '../src/domain/drivers/errors.js';
@@ -41,7 +40,6 @@ const EVERYWHERE = { http: true, hub: true };
 export const ERROR_CATALOGUES: CatalogueEntry[] = [
   { title: 'Call pipeline', source: 'src/platform/errors.ts', catalogue: errors, reaches: EVERYWHERE, about: 'Raised by `OperationRegistry.invoke` for any operation.' },
   { title: 'auth', source: 'src/domain/auth/errors.ts', catalogue: authErrors, reaches: EVERYWHERE },
-  { title: 'access', source: 'src/domain/access/errors.ts', catalogue: accessErrors, reaches: { http: true, hub: false }, about: 'Per-user grants, managed under `/admin/users/:id/access`.' },
   {
     title: 'ir',
     source: 'src/domain/ir/errors.ts',

@@ -15,6 +15,8 @@ export interface Config {
   isDevelopment: boolean;
   adminUsername: string;
   adminPassword: string | undefined;
+  /** Who may create an account through the App API's `/auth/register` (docs/accounts.md). */
+  appRegistration: 'closed' | 'invite' | 'open';
   logLevel: string;
   /** A request slower than this logs at `warn`; quick successful reads log at `debug`. */
   slowRequestMs: number;
@@ -52,6 +54,7 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const REGISTRATION_MODES = ['closed', 'invite', 'open'] as const;
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -87,6 +90,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (adminPassword !== undefined && adminPassword.length < 8) {
     throw new ConfigError('ADMIN_PASSWORD', 'must be at least 8 characters long');
   }
+  const appRegistration = text(env, 'APP_REGISTRATION', 'closed') as Config['appRegistration'];
+  if (!REGISTRATION_MODES.includes(appRegistration)) {
+    throw new ConfigError('APP_REGISTRATION', `must be one of ${REGISTRATION_MODES.join(', ')}, got "${appRegistration}"`);
+  }
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST', '0.0.0.0'),
@@ -97,6 +104,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     isDevelopment: nodeEnv === 'development',
     adminUsername,
     adminPassword,
+    appRegistration,
     logLevel,
     slowRequestMs: integer(env, 'SLOW_REQUEST_MS', 1000, 1, 600_000),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),

@@ -25,7 +25,7 @@ import { Readiness } from './platform/readiness.js';
 import { openStorage } from './storage/database.js';
 import { storageModule } from './storage/module.js';
 import { KyselyAlertRepository } from './storage/repositories/alerts.js';
-import { KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
+import { KyselyInviteRepository, KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from './storage/repositories/devices.js';
 import { KyselyDocumentRepository } from './storage/repositories/documents.js';
 import { KyselyDriverSettingsRepository } from './storage/repositories/driver-settings.js';
@@ -52,6 +52,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const auth = authModule({
     users: new KyselyUserRepository(db),
     tokens: new KyselyTokenRepository(db),
+    invites: new KyselyInviteRepository(db),
+    registration: config.appRegistration,
     settings: {
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
       streamTokenTtlSeconds: config.streamTokenTtlSeconds,
@@ -125,7 +127,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     repositories: { players: new KyselyDocumentRepository(db, 'player'), assignments: new KyselyDocumentRepository(db, 'player_assignment') },
     devices: devices.devices,
     spaces: home.spaces.spaces,
-    users: auth.auth,
+    users: auth.accounts,
     events,
     clock,
     log: component('players'),
@@ -168,7 +170,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     scenes: scenes.scenes,
     clock,
   });
-  const access = accessModule({ grants: accessGrants, users: auth.auth, spaces: home.spaces, devices: devices.registry, events, log: component('access') });
+  const access = accessModule({ grants: accessGrants, users: auth.accounts, spaces: home.spaces, devices: devices.registry, events, log: component('access') });
   const system = systemModule({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => [...store.appliedMigrations] });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).

@@ -5,8 +5,6 @@
  * and anything else answers as if it did not exist. A real WebSocket driver carries the commands.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../src/domain/auth/passwords.js';
-import { KyselyUserRepository } from '../src/storage/repositories/auth.js';
 import { APP_API_BASES } from '../src/surfaces/http/app-api/index.js';
 import { startServer, type TestServer } from './support/server.js';
 import { eventually, TestDriver, type Message } from './support/ws-driver.js';
@@ -43,18 +41,18 @@ let admin: Session;
 let alice: Session;
 /** Granted nothing. */
 let bob: Session;
-const users = { alice: 'u-alice', bob: 'u-bob', carol: 'u-carol' };
+// Account ids, filled in as the accounts are created.
+const users = { alice: '', bob: '', carol: '' };
 const ids = {} as Record<DeviceKey, string>;
 const spaces = { living: '', bedroom: '' };
 let programId: string;
 let sequenceId: string;
 
-/**
- * Non-admin accounts go straight into the user table: no route creates accounts on this branch
- * yet, and they must exist before the auth service first caches its user list.
- */
-async function insertUser(id: string, username: string): Promise<void> {
-  await new KyselyUserRepository(server.app.hub.storage.db).insert({ id, username, passwordHash: await hashPassword(PASSWORD), role: 'user', createdAt: 0, updatedAt: 0 });
+/** A non-admin account, made the way an admin makes one; its id replaces the placeholder in `users`. */
+async function createUser(username: keyof typeof users): Promise<void> {
+  const res = await server.request('POST', '/admin/users', { token: adminToken, body: { username, password: PASSWORD, role: 'user' } });
+  expect(res.status).toBe(201);
+  users[username] = ((await res.json()) as Json).id as string;
 }
 
 async function appLogin(username: string, password: string): Promise<Session> {
@@ -92,8 +90,8 @@ const idsOf = (list: Json[], field = 'id') => list.map((item) => item[field] as 
 
 beforeAll(async () => {
   server = await startServer();
-  for (const [name, id] of Object.entries(users)) await insertUser(id, name);
   adminToken = await server.login();
+  for (const name of Object.keys(users) as Array<keyof typeof users>) await createUser(name);
 
   driver = await TestDriver.register(`${server.url.replace('http', 'ws')}/driver`, 'acme.appapi');
   driver.serveActions((action) => {
@@ -321,7 +319,7 @@ describe('managing grants', () => {
 
   it('drops a removed user\'s grants and a removed space from every grant', async () => {
     await ok(adminCall('POST', `/admin/users/${users.carol}/access`, { spaceIds: [spaces.living], deviceIds: [ids.fan] }));
-    // Accounts are removed by the accounts feature, which announces it with this domain event.
+    // The event alone, as DELETE /admin/users/:id announces it: carol stays usable for the rest of the test.
     server.app.hub.events.emit('user.removed', { userId: users.carol, username: 'carol', at: server.clock.now() });
     await eventually(async () => (await adminCall('GET', `/admin/users/${users.carol}/access`)).body.updatedAt === null, 2000, 'grants dropped');
 

@@ -71,6 +71,7 @@ describe('errors per CONTRACT', () => {
       username: 'guest',
       passwordHash: await hashPassword('guest-password'),
       role: 'user',
+      disabled: false,
       createdAt: 0,
       updatedAt: 0,
     });

@@ -4,11 +4,8 @@
  * real WebSocket driver reporting the linked logical devices. Time moves with the injected clock.
  */
 import fs from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../src/domain/auth/passwords.js';
 import { ManualClock } from '../src/platform/clock.js';
-import { KyselyUserRepository } from '../src/storage/repositories/auth.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
 import { TestDriver, eventually } from './support/ws-driver.js';
 
@@ -22,15 +19,11 @@ interface Answer {
   body: Json;
 }
 
-/**
- * A non-admin account, straight into the user table: there is no account API yet. Created before
- * anything lists users, since the auth service caches the list and only its own writes drop it.
- */
+/** A non-admin account, made the way an admin makes one. */
 async function createUser(server: TestServer, username: string): Promise<string> {
-  const id = randomUUID();
-  const now = server.clock.now();
-  await new KyselyUserRepository(server.app.hub.storage.db).insert({ id, username, passwordHash: await hashPassword(PASSWORD), role: 'user', createdAt: now, updatedAt: now });
-  return id;
+  const res = await server.request('POST', '/admin/users', { token: await server.login(), body: { username, password: PASSWORD, role: 'user' } });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as Json).id as string;
 }
 
 async function appLogin(server: TestServer, username: string): Promise<string> {
@@ -274,7 +267,7 @@ describe('player roster', () => {
   it('refuses unknown users, players, devices and rooms (404) and bad connections (400)', async () => {
     const unknownUser = await admin$('POST', '/admin/users/nobody/players', { playerIds: [] });
     expect(unknownUser.status).toBe(404);
-    expect(unknownUser.body.error.code).toBe('PLAYER_ASSIGNEE_NOT_FOUND');
+    expect(unknownUser.body.error.code).toBe('USER_NOT_FOUND');
     const unknownPlayer = await admin$('POST', `/admin/users/${bob.id}/players`, { playerIds: ['ghost-1', 'ghost-2'] });
     expect(unknownPlayer.status).toBe(404);
     expect(unknownPlayer.body.error).toMatchObject({ code: 'PLAYER_NOT_FOUND', details: { playerIds: ['ghost-1', 'ghost-2'] } });

@@ -10,6 +10,8 @@ export interface UsersTable {
   username: string;
   password_hash: string;
   role: string;
+  /** 0 or 1. */
+  disabled: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -21,6 +23,19 @@ export interface TokensTable {
   scope: string;
   created_at: number;
   expires_at: number;
+}
+
+export interface InvitesTable {
+  id: string;
+  code_hash: string;
+  role: string;
+  note: string | null;
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  used_by: string | null;
+  revoked_at: number | null;
 }
 
 export interface SettingsTable {
@@ -98,6 +113,7 @@ export interface Database {
   driver_settings: DriverSettingsTable;
   users: UsersTable;
   tokens: TokensTable;
+  invites: InvitesTable;
   settings: SettingsTable;
   audit_log: AuditTable;
 }

@@ -3,7 +3,7 @@ import { DocumentCollection } from '../../platform/document-collection.js';
 import type { DocumentRepository } from '../../platform/document-repository.js';
 import type { Principal } from '../../platform/operations.js';
 import { EVERYTHING, grantedAudience, NOTHING, type Audience, type AudienceResolver } from './audience.js';
-import { accessErrors } from './errors.js';
+import { authErrors } from '../auth/errors.js';
 import type { UserAccess, UserAccessView } from './model.js';
 
 /**
@@ -15,7 +15,7 @@ export class AccessGrants implements AudienceResolver {
   private readonly audiences = new WeakMap<UserAccess, Audience>();
 
   constructor(repository: DocumentRepository<UserAccess>, clock: Clock) {
-    this.grants = new DocumentCollection(repository, clock, accessErrors.USER_NOT_FOUND);
+    this.grants = new DocumentCollection(repository, clock, authErrors.USER_NOT_FOUND);
   }
 
   load(): Promise<void> {

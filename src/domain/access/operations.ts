@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { ADMIN_ACCOUNT, defineOperation } from '../../platform/operations.js';
 import type { AccessGrants } from './access-grants.js';
-import { accessErrors } from './errors.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 200 });
 
@@ -17,14 +16,15 @@ const UserAccessSchema = Type.Object(
 
 /** What grants may name: each owner refuses unknown ids with its own 404, naming every one. */
 export interface AccessTargets {
-  users: { listUsers(): Promise<ReadonlyArray<{ id: string }>> };
+  /** Answers the account, or fails with the accounts' own USER_NOT_FOUND. */
+  users: { get(id: string): Promise<unknown> };
   spaces: { requireAll(ids: Iterable<string>): void };
   devices: { requireAll(ids: Iterable<string>): void };
 }
 
 export function accessOperations(grants: AccessGrants, targets: AccessTargets) {
   const requireUser = async (id: string) => {
-    if (!(await targets.users.listUsers()).some((user) => user.id === id)) throw accessErrors.USER_NOT_FOUND({ id }, { details: { userId: id } });
+    await targets.users.get(id);
   };
   return {
     get: defineOperation({

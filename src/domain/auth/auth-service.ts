@@ -1,9 +1,9 @@
-import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Principal } from '../../platform/operations.js';
 import type { DomainEventBus } from '../events.js';
 import { authErrors } from './errors.js';
-import { LoginLimiter, type LoginLimits } from './login-limiter.js';
+import type { LoginLimiter, LoginLimits } from './login-limiter.js';
 import { OS_API_SCOPE, type Role, type StoredToken, type TokenKind, type TokenRepository, type User, type UserRepository } from './model.js';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
 
@@ -34,15 +34,12 @@ function scopeFor(role: Role): string {
 }
 
 /**
- * Users, passwords and tokens. Tokens are opaque random strings; only their SHA-256 is stored.
+ * Sessions: logins and tokens. Tokens are opaque random strings; only their SHA-256 is stored.
  * Active tokens are also held in memory (this process is the only writer), so authenticating a
  * request is a hash and a map lookup, not a query.
  */
 export class AuthService {
   private readonly active = new Map<string, ActiveToken>();
-  /** The account list without hashes; this service is the only writer, so it is dropped on writes. */
-  private userList: Array<Omit<User, 'passwordHash'>> | undefined;
-  private readonly limiter: LoginLimiter;
   // Compared against when the username is unknown, so that the answer takes as long either way.
   private dummyHash: Promise<string> | undefined;
 
@@ -52,9 +49,9 @@ export class AuthService {
     private readonly clock: Clock,
     private readonly settings: AuthSettings,
     private readonly events: DomainEventBus,
-  ) {
-    this.limiter = new LoginLimiter(settings, clock);
-  }
+    /** Shared with registration, whose wrong invite codes count against the same client. */
+    private readonly limiter: LoginLimiter,
+  ) {}
 
   /** Loads tokens that are still valid; call once before serving. */
   async start(): Promise<void> {
@@ -63,44 +60,12 @@ export class AuthService {
     const users = new Map((await this.users.list()).map((u) => [u.id, u]));
     for (const token of await this.tokens.listActive(now)) {
       const user = users.get(token.userId);
-      if (user) this.active.set(token.tokenHash, { ...token, username: user.username, role: user.role });
+      if (user && !user.disabled) this.active.set(token.tokenHash, { ...token, username: user.username, role: user.role });
     }
-  }
-
-  /**
-   * Creates the admin account, or resets its password when one is given. When no admin exists
-   * and no password is given, generates one and returns it so that the caller can show it once.
-   */
-  async ensureAdmin(username: string, password: string | undefined): Promise<{ created: boolean; generatedPassword?: string }> {
-    const now = this.clock.now();
-    const existing = await this.users.findByUsername(username);
-    if (existing) {
-      if (password !== undefined && !(await verifyPassword(password, existing.passwordHash))) {
-        await this.users.updatePassword(existing.id, await hashPassword(password), now);
-        this.userList = undefined;
-        await this.revokeAllFor(existing.id);
-      }
-      return { created: false };
-    }
-    if (password === undefined && (await this.users.countByRole('admin')) > 0) return { created: false };
-    const generated = password === undefined ? generatePassword() : undefined;
-    await this.users.insert({
-      id: randomUUID(),
-      username,
-      passwordHash: await hashPassword(password ?? generated!),
-      role: 'admin',
-      createdAt: now,
-      updatedAt: now,
-    });
-    this.userList = undefined;
-    return generated ? { created: true, generatedPassword: generated } : { created: true };
   }
 
   async login(username: string, password: string, clientAddress: string): Promise<IssuedToken & { userId: string; role: Role }> {
-    const wait = this.limiter.retryAfterSeconds(clientAddress, username);
-    if (wait > 0) {
-      throw authErrors.TOO_MANY_LOGIN_ATTEMPTS({}, { details: { retryAfterSeconds: wait }, retryAfterSeconds: wait });
-    }
+    this.limiter.assertAllowed(clientAddress, username);
     const user = await this.users.findByUsername(username);
     this.dummyHash ??= hashPassword(generatePassword());
     const ok = await verifyPassword(password, user?.passwordHash ?? (await this.dummyHash));
@@ -110,9 +75,19 @@ export class AuthService {
       this.events.emit('auth.login_failed', { username, clientAddress, at });
       throw authErrors.INVALID_CREDENTIALS();
     }
+    if (user.disabled) {
+      // Not counted as a failure: whoever knows the password is not guessing it.
+      this.events.emit('auth.login_failed', { username, clientAddress, at });
+      throw authErrors.ACCOUNT_DISABLED();
+    }
     this.limiter.recordSuccess(clientAddress, username);
+    return this.signIn(user, clientAddress);
+  }
+
+  /** Issues an access token to an account whose credentials were checked (a login, a registration). */
+  async signIn(user: User, clientAddress: string): Promise<IssuedToken & { userId: string; role: Role }> {
     const issued = await this.issue(user.id, user.username, user.role, 'access', this.settings.accessTokenTtlSeconds);
-    this.events.emit('auth.logged_in', { userId: user.id, username: user.username, clientAddress, at });
+    this.events.emit('auth.logged_in', { userId: user.id, username: user.username, clientAddress, at: this.clock.now() });
     return { ...issued, userId: user.id, role: user.role };
   }
 
@@ -147,12 +122,8 @@ export class AuthService {
     return this.tokens.deleteExpired(now);
   }
 
-  async listUsers() {
-    this.userList ??= (await this.users.list()).map(({ passwordHash: _omit, ...user }) => user);
-    return this.userList;
-  }
-
-  private async revokeAllFor(userId: string): Promise<void> {
+  /** Ends every session of an account at once: its role, password or standing changed. */
+  async revokeAllFor(userId: string): Promise<void> {
     for (const [hash, token] of this.active) if (token.userId === userId) this.active.delete(hash);
     await this.tokens.deleteForUser(userId);
   }

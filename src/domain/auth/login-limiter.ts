@@ -1,4 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
+import { authErrors } from './errors.js';
 
 export interface LoginLimits {
   /** Failures one client address may make, whatever the usernames, within the window. */
@@ -32,10 +33,21 @@ export class LoginLimiter {
     return Math.max(...waits);
   }
 
+  /** Throws TOO_MANY_LOGIN_ATTEMPTS, with the wait, while the client may not try again. */
+  assertAllowed(client: string, username: string): void {
+    const wait = this.retryAfterSeconds(client, username);
+    if (wait > 0) throw authErrors.TOO_MANY_LOGIN_ATTEMPTS({}, { details: { retryAfterSeconds: wait }, retryAfterSeconds: wait });
+  }
+
   recordFailure(client: string, username: string): void {
     const now = this.clock.now();
     this.push(`c:${client}`, now);
     this.push(`u:${client}\u0000${username.toLowerCase()}`, now);
+  }
+
+  /** A failure that names no account (a wrong invite code): only the client's own bucket fills. */
+  recordClientFailure(client: string): void {
+    this.push(`c:${client}`, this.clock.now());
   }
 
   recordSuccess(client: string, username: string): void {

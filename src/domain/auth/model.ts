@@ -5,9 +5,18 @@ export interface User {
   username: string;
   passwordHash: string;
   role: Role;
+  /** A disabled account cannot log in and holds no tokens; it keeps its records until removed. */
+  disabled: boolean;
   createdAt: number;
   updatedAt: number;
 }
+
+/** An account as answered to clients: never the password hash. */
+export type UserView = Omit<User, 'passwordHash'>;
+
+/** The ADMIN_USERNAME rule of config.ts, for every account name. */
+export const USERNAME_PATTERN = '^[A-Za-z0-9._@-]{1,64}$';
+export const MIN_PASSWORD_LENGTH = 8;
 
 /** `access` tokens authenticate REST and sockets; `stream` tokens only SSE streams. */
 export type TokenKind = 'access' | 'stream';
@@ -23,14 +32,35 @@ export interface StoredToken {
 
 export const OS_API_SCOPE = 'os_api_admin';
 
+/** Who may create an account through `auth.register` (APP_REGISTRATION). */
+export type RegistrationMode = 'closed' | 'invite' | 'open';
+
+export interface Invite {
+  id: string;
+  /** SHA-256 of the normalised code; the code itself is shown once, at creation. */
+  codeHash: string;
+  role: Role;
+  note: string | null;
+  createdBy: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+  usedBy: string | null;
+  revokedAt: number | null;
+}
+
 /** Storage ports of the auth aggregate; the domain depends on these, never on SQL. */
 export interface UserRepository {
+  /** Matches case-insensitively (names are unique that way); an exact match wins. */
   findByUsername(username: string): Promise<User | undefined>;
   findById(id: string): Promise<User | undefined>;
   list(): Promise<User[]>;
-  countByRole(role: Role): Promise<number>;
+  countEnabledAdmins(): Promise<number>;
   insert(user: User): Promise<void>;
-  updatePassword(id: string, passwordHash: string, at: number): Promise<void>;
+  /** Writes every field but the id and createdAt. */
+  update(user: User): Promise<void>;
+  /** Removes the account and, with it, its tokens. */
+  remove(id: string): Promise<void>;
 }
 
 export interface TokenRepository {
@@ -40,4 +70,14 @@ export interface TokenRepository {
   delete(tokenHash: string): Promise<void>;
   deleteForUser(userId: string): Promise<void>;
   deleteExpired(now: number): Promise<number>;
+}
+
+export interface InviteRepository {
+  list(): Promise<Invite[]>;
+  findById(id: string): Promise<Invite | undefined>;
+  findByCodeHash(codeHash: string): Promise<Invite | undefined>;
+  insert(invite: Invite): Promise<void>;
+  update(invite: Invite): Promise<void>;
+  /** Deletes invites that stopped being usable (used, revoked or expired) before `before`. */
+  deleteSettledBefore(before: number): Promise<number>;
 }

@@ -1,16 +1,23 @@
 import { every, type Clock, type Timers } from '../../platform/clock.js';
 import { defineModule, type ModuleLog } from '../../platform/module.js';
 import type { DomainEventBus } from '../events.js';
+import { AccountService } from './accounts.js';
 import { AuthService, type AuthSettings } from './auth-service.js';
-import type { TokenRepository, UserRepository } from './model.js';
-import { authOperations } from './operations.js';
+import { InviteBook } from './invites.js';
+import { LoginLimiter } from './login-limiter.js';
+import type { InviteRepository, RegistrationMode, TokenRepository, UserRepository } from './model.js';
+import { authOperations, inviteOperations, userOperations } from './operations.js';
+import { SerialWrites } from './serial-writes.js';
 
-const TOKEN_PURGE_INTERVAL_MS = 10 * 60 * 1000;
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface AuthModuleDeps {
   users: UserRepository;
   tokens: TokenRepository;
+  invites: InviteRepository;
   settings: AuthSettings;
+  /** APP_REGISTRATION: who may create an account through `auth.register`. */
+  registration: RegistrationMode;
   /** The account created on first start; without a password, one is generated and logged once. */
   admin: { username: string; password: string | undefined };
   events: DomainEventBus;
@@ -19,17 +26,22 @@ export interface AuthModuleDeps {
   log: ModuleLog;
 }
 
-/** Accounts and tokens: the first admin, valid tokens loaded, expired ones purged every 10 minutes. */
-export function authModule({ users, tokens, settings, admin, events, clock, timers, log }: AuthModuleDeps) {
-  const auth = new AuthService(users, tokens, clock, settings, events);
+/** Accounts, invites and tokens: the first admin, valid tokens loaded, expired tokens and old invites purged every 10 minutes. */
+export function authModule({ users, tokens, invites, settings, registration, admin, events, clock, timers, log }: AuthModuleDeps) {
+  const limiter = new LoginLimiter(settings, clock);
+  const writes = new SerialWrites();
+  const auth = new AuthService(users, tokens, clock, settings, events, limiter);
+  const inviteBook = new InviteBook(invites, clock, writes);
+  const accounts = new AccountService(users, auth, inviteBook, limiter, writes, events, clock, registration);
   let stopPurge = () => {};
   return defineModule({
     name: 'auth',
     needs: ['storage'],
     auth,
-    operations: { auth: authOperations(auth) },
+    accounts,
+    operations: { auth: authOperations(auth, accounts), users: userOperations(accounts), invites: inviteOperations(inviteBook) },
     async start() {
-      const created = await auth.ensureAdmin(admin.username, admin.password);
+      const created = await accounts.ensureAdmin(admin.username, admin.password);
       if (created.generatedPassword) {
         // Shown once, at creation: only the hash is stored, so it cannot be shown again.
         log.warn({ username: admin.username }, `created admin account "${admin.username}" with generated password ${created.generatedPassword} (shown once; set ADMIN_PASSWORD to choose one)`);
@@ -37,7 +49,15 @@ export function authModule({ users, tokens, settings, admin, events, clock, time
         log.info({ username: admin.username }, 'created admin account');
       }
       await auth.start();
-      stopPurge = every(timers, TOKEN_PURGE_INTERVAL_MS, () => auth.purgeExpired(), (err) => log.error({ err }, 'expired token purge failed'));
+      stopPurge = every(
+        timers,
+        PURGE_INTERVAL_MS,
+        async () => {
+          await auth.purgeExpired();
+          await inviteBook.purgeSettled();
+        },
+        (err) => log.error({ err }, 'purge of expired tokens and invites failed'),
+      );
     },
     async stop() {
       stopPurge();

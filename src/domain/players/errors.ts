@@ -7,5 +7,4 @@ import { defineErrors } from '../../platform/errors.js';
 export const playerErrors = defineErrors({
   PLAYER_NOT_FOUND: ['not_found', 'No player {id}.'],
   PLAYER_ADDRESS_INVALID: ['invalid', 'connection.ip {ip} is neither an IP address nor a host name.'],
-  PLAYER_ASSIGNEE_NOT_FOUND: ['not_found', 'No user {id} to assign players to.'],
 });

@@ -5,6 +5,7 @@ import { defineModule, type ModuleLog } from '../../platform/module.js';
 import type { DomainEventBus } from '../events.js';
 import type { Space } from '../home/model.js';
 import { playerErrors } from './errors.js';
+import { authErrors } from '../auth/errors.js';
 import type { PlayerAssignment, PlayerRecord } from './model.js';
 import { playerOperations } from './operations.js';
 import { PlayerService, type UserDirectory } from './player-service.js';
@@ -30,7 +31,7 @@ export function playersModule({ repositories, devices, spaces, users, events, cl
   const players = new PlayerService(
     new DocumentCollection(repositories.players, clock, playerErrors.PLAYER_NOT_FOUND),
     // An assignment is looked up with find, never get: a user without one has no players.
-    new DocumentCollection(repositories.assignments, clock, playerErrors.PLAYER_ASSIGNEE_NOT_FOUND),
+    new DocumentCollection(repositories.assignments, clock, authErrors.USER_NOT_FOUND),
     roster,
     devices,
     spaces,

@@ -7,7 +7,8 @@ import { isoOrNull, type Roster, type RuntimeDevices } from './roster.js';
 
 /** Who the accounts are; the auth service answers it. */
 export interface UserDirectory {
-  listUsers(): Promise<ReadonlyArray<{ id: string }>>;
+  /** Answers the account, or fails with the accounts' own USER_NOT_FOUND. */
+  get(id: string): Promise<unknown>;
 }
 
 /** A space that must exist, or a 404-kind failure naming it (the home's `SPACE_NOT_FOUND`). */
@@ -198,8 +199,7 @@ export class PlayerService {
   }
 
   private async requireUser(userId: string): Promise<void> {
-    const users = await this.users.listUsers();
-    if (!users.some((u) => u.id === userId)) throw playerErrors.PLAYER_ASSIGNEE_NOT_FOUND({ id: userId }, { details: { userId } });
+    await this.users.get(userId);
   }
 
   private entryOf(record: PlayerRecord): PlayerEntry {

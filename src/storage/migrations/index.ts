@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import { m0001Initial } from './0001-initial.js';
 import { m0002Devices } from './0002-devices.js';
 import { m0003HomeModel } from './0003-home-model.js';
+import { m0004Accounts } from './0004-accounts.js';
 
 /**
  * Versioned, forward-only migrations. A migration that has shipped is never edited; a change
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '0001-initial': m0001Initial,
   '0002-devices': m0002Devices,
   '0003-home-model': m0003HomeModel,
+  '0004-accounts': m0004Accounts,
 };

@@ -16,7 +16,16 @@ export function adminRoutes(app: FastifyInstance, hub: Hub) {
 /** Admin panel API: accounts and the running system. */
 export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   const route = adminRoutes(app, hub);
-  route('GET', '/users', hub.ops.auth.listUsers);
+  const { users, invites } = hub.ops;
+  route('GET', '/users', users.list);
+  route('POST', '/users', users.create, { successStatus: 201 });
+  route('GET', '/users/:id', users.get);
+  route('POST', '/users/:id', users.update);
+  route('POST', '/users/:id/password', users.setPassword);
+  route('DELETE', '/users/:id', users.remove);
+  route('GET', '/invites', invites.list);
+  route('POST', '/invites', invites.create, { successStatus: 201 });
+  route('DELETE', '/invites/:id', invites.revoke);
   route('GET', '/users/:id/access', hub.ops.access.get);
   route('POST', '/users/:id/access', hub.ops.access.set);
   route('GET', '/system', hub.ops.system.info);

@@ -1,33 +1,36 @@
 import { Type } from 'typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../credentials.js';
 import { Envelope, ok } from './envelope.js';
 import { appRoutes } from './routes.js';
 import type { AppApiOptions } from './index.js';
 
-/** `/auth/*`: sign-in sets the session cookie as well as answering the token; sign-out ends both. */
+const SessionAnswer = Envelope(Type.Object({ token: Type.String(), tokenType: Type.Literal('Bearer'), expiresIn: Type.Integer(), scope: Type.String() }));
+
+/** The answer of an operation that issues an access token: the token in `data`, and the session cookie. */
+function startsSession(message: string) {
+  return {
+    schema: SessionAnswer,
+    shape(result: unknown, _request: FastifyRequest, reply: FastifyReply) {
+      const issued = result as { accessToken: string; expiresIn: number; scope: string };
+      reply.setCookie(SESSION_COOKIE, issued.accessToken, {
+        httpOnly: true,
+        sameSite: 'lax',
+        path: '/',
+        maxAge: issued.expiresIn,
+      });
+      return ok(message, { token: issued.accessToken, tokenType: 'Bearer', expiresIn: issued.expiresIn, scope: issued.scope });
+    },
+  };
+}
+
+/** `/auth/*`: sign-in and registration set the session cookie as well as answering the token; sign-out ends both. */
 export const appAuthRoutes: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base }) => {
-  const { login, logout, me } = hub.ops.auth;
+  const { login, logout, me, register } = hub.ops.auth;
   const route = appRoutes(app, hub, base);
 
-  route('POST', '/auth/login', login, {
-    message: 'Logged in.',
-    respond: {
-      schema: Envelope(
-        Type.Object({ token: Type.String(), tokenType: Type.Literal('Bearer'), expiresIn: Type.Integer(), scope: Type.String() }),
-      ),
-      shape(result, _request, reply) {
-        const issued = result as { accessToken: string; expiresIn: number; scope: string };
-        reply.setCookie(SESSION_COOKIE, issued.accessToken, {
-          httpOnly: true,
-          sameSite: 'lax',
-          path: '/',
-          maxAge: issued.expiresIn,
-        });
-        return ok('Logged in.', { token: issued.accessToken, tokenType: 'Bearer', expiresIn: issued.expiresIn, scope: issued.scope });
-      },
-    },
-  });
+  route('POST', '/auth/login', login, { message: 'Logged in.', respond: startsSession('Logged in.') });
+  route('POST', '/auth/register', register, { message: 'Registered.', respond: startsSession('Registered.'), successStatus: 201 });
 
   route('POST', '/auth/logout', logout, {
     message: 'Logged out.',
