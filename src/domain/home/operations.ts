@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
-import { failureOf } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { DeviceSchema } from '../devices/schemas.js';
 import type { AlertService } from './alerts.js';
 import type { MacroService } from './macros.js';
 import type { DesignService, PreferencesService } from './preferences.js';
 import {
+  ActionMapInput,
   ActionMapSchema,
   AlertSchema,
   DesignProfileSchema,
@@ -246,7 +246,7 @@ export function homeOperations(home: HomeServices) {
     }),
     listActionMaps: defineOperation({
       name: 'action_maps.list',
-      summary: 'Mapped controls: control keys bound to device commands.',
+      summary: 'Mapped controls: control keys bound to device commands, macros or programs.',
       access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ actionMaps: Type.Array(ActionMapSchema) }),
@@ -256,17 +256,9 @@ export function homeOperations(home: HomeServices) {
     }),
     saveActionMap: defineOperation({
       name: 'action_maps.save',
-      summary: 'Create or update a mapped control.',
+      summary: 'Create or update a mapped control: a control key bound to a device command, a macro or a program.',
       access: OS_ADMIN,
-      input: Type.Object({
-        id: Type.Optional(Id),
-        name: Name,
-        controlKey: Type.String({ minLength: 1, maxLength: 100, description: 'A remote button or panel tile, e.g. "red", "tile-3".' }),
-        deviceId: Id,
-        command: Type.String({ minLength: 1, maxLength: 200 }),
-        params: Type.Optional(JsonObject),
-        spaceId: Type.Optional(Type.Union([Id, Type.Null()])),
-      }),
+      input: Type.Object(ActionMapInput),
       output: ActionMapSchema,
       async handler(input) {
         return macros.saveActionMap(input);
@@ -281,19 +273,6 @@ export function homeOperations(home: HomeServices) {
       async handler({ id }) {
         await macros.removeActionMap(id);
         return { removed: true as const, id };
-      },
-    }),
-    triggerActionMap: defineOperation({
-      name: 'action_maps.trigger',
-      summary: 'Run the command a mapped control binds (by id or control key).',
-      description: 'A command that fails fails the call with its own error (COMMAND_NOT_SUPPORTED, DRIVER_ERROR, DRIVER_TIMEOUT…), `details` carrying the whole result.',
-      access: OS_ADMIN,
-      input: Type.Object({ id: Id, spaceId: Type.Optional(Id) }),
-      output: Type.Intersect([DeviceActionResultSchema, Type.Object({ actionMapId: Type.String() })]),
-      async handler({ id, spaceId }) {
-        const result = await macros.trigger(id, spaceId);
-        if (!result.ok) throw failureOf(result.error, result);
-        return result;
       },
     }),
 
