@@ -13,6 +13,7 @@ import { homeErrors } from '../src/domain/home/errors.js';
 import { intentErrors } from '../src/domain/intents/errors.js';
 import { irErrors } from '../src/domain/ir/errors.js';
 import { programErrors } from '../src/domain/programs/errors.js';
+import { remoteErrors } from '../src/domain/remotes/errors.js';
 import { sceneErrors } from '../src/domain/scenes/errors.js';
 import { errors, type ErrorFactory, type FailureKind } from '../src/platform/errors.js';
 import { httpStatusOf } from '../src/surfaces/http/errors.js';
@@ -58,6 +59,13 @@ export const ERROR_CATALOGUES: CatalogueEntry[] = [
   { title: 'scenes', source: 'src/domain/scenes/errors.ts', catalogue: sceneErrors, reaches: EVERYWHERE },
   { title: 'home', source: 'src/domain/home/errors.ts', catalogue: homeErrors, reaches: EVERYWHERE },
   { title: 'programs', source: 'src/domain/programs/errors.ts', catalogue: programErrors, reaches: EVERYWHERE },
+  {
+    title: 'remotes',
+    source: 'src/domain/remotes/errors.ts',
+    catalogue: remoteErrors,
+    reaches: { http: true, hub: false },
+    about: 'Remote pairing and key dispatch (docs/remote.md); over `/socket/remote-connect` they arrive in `remote:pairing:status` as `error`.',
+  },
   { title: 'graph', source: 'src/domain/graph/errors.ts', catalogue: graphErrors, reaches: EVERYWHERE },
   {
     title: 'intents',

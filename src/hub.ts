@@ -12,12 +12,13 @@ import { irModule } from './domain/ir/module.js';
 import { programCatalogModule, programsModule } from './domain/programs/module.js';
 import { HUB_COMMANDS } from './domain/protocol/command-table.js';
 import { protocolModule } from './domain/protocol/module.js';
+import { remoteDirectory, remotesModule } from './domain/remotes/module.js';
 import { scenesModule } from './domain/scenes/module.js';
 import { stateModule } from './domain/state/module.js';
 import { systemModule } from './domain/system/module.js';
 import type { Clock, Timers } from './platform/clock.js';
 import { inDependencyOrder, type HubModule } from './platform/module.js';
-import { OperationRegistry } from './platform/operations.js';
+import { firstAuthenticator, OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
 import { openStorage } from './storage/database.js';
 import { storageModule } from './storage/module.js';
@@ -62,7 +63,9 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     timers,
     log: component('auth'),
   });
-  const operations = new OperationRegistry(auth.auth, component('operations'));
+  // Paired remotes' tokens authenticate too, after account tokens; the remotes module loads them.
+  const remotesDirectory = remoteDirectory({ repository: new KyselyDocumentRepository(db, 'remote'), events, clock });
+  const operations = new OperationRegistry(firstAuthenticator(auth.auth, remotesDirectory), component('operations'));
   const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS });
   const ir = irModule(new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: component('ir'), timers }));
   const state = stateModule({
@@ -150,10 +153,20 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     scenes: scenes.scenes,
     clock,
   });
+  const remotes = remotesModule({
+    directory: remotesDirectory,
+    devices: devices.devices,
+    spaces: home.spaces,
+    preferences: home.preferences,
+    actionMaps: programs.actionMaps,
+    events,
+    clock,
+    timers,
+  });
   const system = systemModule({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => [...store.appliedMigrations] });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, ir, state, devices, scenes, drivers, programCatalog, home, programs, graph, intents, system]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, ir, state, devices, scenes, drivers, programCatalog, home, programs, remotes, graph, intents, system]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -172,6 +185,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...graph.operations,
     ...intents.operations,
     ...system.operations,
+    ...remotes.operations,
   };
 
   return {

@@ -7,6 +7,7 @@ import type { intentsModule } from './intents/module.js';
 import type { irModule } from './ir/module.js';
 import type { programCatalogModule, programsModule } from './programs/module.js';
 import type { protocolModule } from './protocol/module.js';
+import type { remotesModule } from './remotes/module.js';
 import type { scenesModule } from './scenes/module.js';
 import type { stateModule } from './state/module.js';
 import type { systemModule } from './system/module.js';
@@ -33,6 +34,7 @@ export type OperationName =
   | NamesOf<typeof programCatalogModule>
   | NamesOf<typeof programsModule>
   | NamesOf<typeof protocolModule>
+  | NamesOf<typeof remotesModule>
   | NamesOf<typeof scenesModule>
   | NamesOf<typeof stateModule>
   | NamesOf<typeof systemModule>;
