@@ -13,9 +13,11 @@ export function adminRoutes(app: FastifyInstance, hub: Hub) {
     bindOperation(app, hub.operations, { method, url, operation, credential: adminCredential, tags: ['admin'], operationId: operationIdFor('/admin', operation.name), ...extra });
 }
 
-/** Admin panel API: accounts and the running system. */
+/** Admin panel API: accounts, paired remotes and the running system. */
 export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   const route = adminRoutes(app, hub);
   route('GET', '/users', hub.ops.auth.listUsers);
   route('GET', '/system', hub.ops.system.info);
+  route('GET', '/remotes', hub.ops.remotes.list);
+  route('DELETE', '/remotes/:id', hub.ops.remotes.revoke);
 };
