@@ -14,18 +14,8 @@ export interface MacroRunResult {
   steps: Array<DeviceActionResult & { index: number; status: 'succeeded' | 'failed' | 'skipped' }>;
 }
 
-export interface ActionMapInput {
-  id?: string;
-  name: string;
-  controlKey: string;
-  deviceId?: string;
-  command?: string;
-  params?: Record<string, unknown>;
-  macroId?: string;
-  programId?: string;
-  spaceId?: string | null;
-  sourceId?: string | null;
-}
+/** A map as saved: the stored record without its stamps, the id optional (a new map). */
+export type ActionMapInput = Omit<ActionMap, 'id' | 'createdAt' | 'updatedAt'> & { id?: string };
 
 /** Macros (ordered device commands with optional delays) and action maps (control key → target); the programs module runs the maps. */
 export class MacroService {
