@@ -14,6 +14,7 @@ import { intentErrors } from '../src/domain/intents/errors.js';
 import { irErrors } from '../src/domain/ir/errors.js';
 import { playerErrors } from '../src/domain/players/errors.js';
 import { programErrors } from '../src/domain/programs/errors.js';
+import { remoteErrors } from '../src/domain/remotes/errors.js';
 import { sceneErrors } from '../src/domain/scenes/errors.js';
 import { errors, type ErrorFactory, type FailureKind } from '../src/platform/errors.js';
 import { httpStatusOf } from '../src/surfaces/http/errors.js';
@@ -60,6 +61,13 @@ export const ERROR_CATALOGUES: CatalogueEntry[] = [
   { title: 'home', source: 'src/domain/home/errors.ts', catalogue: homeErrors, reaches: EVERYWHERE },
   { title: 'players', source: 'src/domain/players/errors.ts', catalogue: playerErrors, reaches: { http: true, hub: false }, about: 'The player roster and its admin routes; no hub protocol command reaches them.' },
   { title: 'programs', source: 'src/domain/programs/errors.ts', catalogue: programErrors, reaches: EVERYWHERE },
+  {
+    title: 'remotes',
+    source: 'src/domain/remotes/errors.ts',
+    catalogue: remoteErrors,
+    reaches: { http: true, hub: false },
+    about: 'Remote pairing and key dispatch (docs/remote.md); over `/socket/remote-connect` they arrive in `remote:pairing:status` as `error`.',
+  },
   { title: 'graph', source: 'src/domain/graph/errors.ts', catalogue: graphErrors, reaches: EVERYWHERE },
   {
     title: 'intents',

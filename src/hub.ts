@@ -15,12 +15,13 @@ import { playersModule } from './domain/players/module.js';
 import { programCatalogModule, programsModule } from './domain/programs/module.js';
 import { HUB_COMMANDS } from './domain/protocol/command-table.js';
 import { protocolModule } from './domain/protocol/module.js';
+import { remoteDirectory, remotesModule } from './domain/remotes/module.js';
 import { scenesModule } from './domain/scenes/module.js';
 import { stateModule } from './domain/state/module.js';
 import { systemModule } from './domain/system/module.js';
 import type { Clock, Timers } from './platform/clock.js';
 import { inDependencyOrder, type HubModule } from './platform/module.js';
-import { OperationRegistry } from './platform/operations.js';
+import { firstAuthenticator, OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
 import { openStorage } from './storage/database.js';
 import { storageModule } from './storage/module.js';
@@ -67,7 +68,9 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     timers,
     log: component('auth'),
   });
-  const operations = new OperationRegistry(auth.auth, component('operations'));
+  // Paired remotes' tokens authenticate too, after account tokens; the remotes module loads them.
+  const remotesDirectory = remoteDirectory({ repository: new KyselyDocumentRepository(db, 'remote'), events, clock });
+  const operations = new OperationRegistry(firstAuthenticator(auth.auth, remotesDirectory), component('operations'));
   // Who sees what: built here, before the device, home and graph operations that filter by it; the
   // access module (below, once the spaces and devices that grants name exist) loads and manages it.
   const accessGrants = new AccessGrants(new KyselyDocumentRepository(db, 'user_access'), clock);
@@ -170,11 +173,21 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     scenes: scenes.scenes,
     clock,
   });
+  const remotes = remotesModule({
+    directory: remotesDirectory,
+    devices: devices.devices,
+    spaces: home.spaces,
+    preferences: home.preferences,
+    actionMaps: programs.actionMaps,
+    events,
+    clock,
+    timers,
+  });
   const access = accessModule({ grants: accessGrants, users: auth.accounts, spaces: home.spaces, devices: devices.registry, events, log: component('access') });
   const system = systemModule({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => [...store.appliedMigrations] });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, programs, graph, intents, system]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, programs, remotes, graph, intents, system]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -195,6 +208,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...system.operations,
     ...players.operations,
     ...access.operations,
+    ...remotes.operations,
   };
 
   return {

@@ -56,6 +56,11 @@ export interface DomainEvents {
   'alert.submitted': { alert: Alert; at: number };
   'design.published': { design: unknown; at: number };
   'preferences.updated': { preferences: unknown; at: number };
+  /** Remote pairing: the code is for the hub's screens (hub:event reaches only household sockets), never for the remote. */
+  'remote.pairing_requested': { requestId: string; name: string; kind: string | null; code: string; clientAddress: string; expiresAt: string; at: number };
+  'remote.pairing_updated': { requestId: string; status: 'paired' | 'rejected' | 'expired'; reason?: string; remoteId?: string; by: 'code' | 'household' | 'attempts' | 'expiry'; at: number };
+  'remote.revoked': { remoteId: string; name: string; at: number };
+  'remote.key_pressed': { remoteId: string; key: string; ok: boolean; at: number };
   'ir.transmitted': { deviceId: string | null; key: string | null; host: string; freqKhz: number; raw: number[]; line: string; at: number };
 }
 

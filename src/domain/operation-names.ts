@@ -6,8 +6,10 @@ import type { graphModule } from './graph/module.js';
 import type { homeModule } from './home/module.js';
 import type { intentsModule } from './intents/module.js';
 import type { irModule } from './ir/module.js';
+import type { playersModule } from './players/module.js';
 import type { programCatalogModule, programsModule } from './programs/module.js';
 import type { protocolModule } from './protocol/module.js';
+import type { remotesModule } from './remotes/module.js';
 import type { scenesModule } from './scenes/module.js';
 import type { stateModule } from './state/module.js';
 import type { systemModule } from './system/module.js';
@@ -32,9 +34,11 @@ export type OperationName =
   | NamesOf<typeof homeModule>
   | NamesOf<typeof intentsModule>
   | NamesOf<typeof irModule>
+  | NamesOf<typeof playersModule>
   | NamesOf<typeof programCatalogModule>
   | NamesOf<typeof programsModule>
   | NamesOf<typeof protocolModule>
+  | NamesOf<typeof remotesModule>
   | NamesOf<typeof scenesModule>
   | NamesOf<typeof stateModule>
   | NamesOf<typeof systemModule>;

@@ -25,6 +25,8 @@ export interface Principal {
   scope: string;
   /** Hash of the presenting token, so that logout can revoke exactly that token. */
   tokenHash: string;
+  /** Set when a paired remote controller presents its token (scope `remote`): which remote calls. */
+  remoteId?: string;
 }
 
 /**
@@ -78,6 +80,22 @@ export interface Caller {
 /** Resolves a token to its principal; the auth service implements it. */
 export interface Authenticator {
   authenticate(token: string, kinds: readonly TokenKind[]): Principal | undefined;
+}
+
+/**
+ * Asks each authenticator in turn and takes the first principal: account tokens and paired
+ * remotes' tokens live in different services, yet one registry authenticates both.
+ */
+export function firstAuthenticator(...authenticators: readonly Authenticator[]): Authenticator {
+  return {
+    authenticate(token, kinds) {
+      for (const authenticator of authenticators) {
+        const principal = authenticator.authenticate(token, kinds);
+        if (principal) return principal;
+      }
+      return undefined;
+    },
+  };
 }
 
 export interface OperationLogger {

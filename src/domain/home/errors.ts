@@ -15,6 +15,8 @@ export const homeErrors = defineErrors({
   MACRO_IN_USE: ['conflict', 'Macro {id} is run by {users}.'],
   MACRO_FAILED: ['unprocessable', 'Macro {macro} had failing steps.'],
   ACTION_MAP_NOT_FOUND: ['not_found', 'No action map {id}.'],
+  ACTION_MAP_TARGET_INVALID: ['invalid', 'Give exactly one target: deviceId with command (and params), macroId, or programId.'],
+  UNKNOWN_REMOTE_SOURCE: ['not_found', 'No device offers the remote source {sourceId}.'],
   INVALID_CURSOR: ['invalid', 'Unknown paging cursor {cursor}; start again without `before`.'],
   DESIGN_PROFILE_NOT_FOUND: ['not_found', 'No design profile {profileId}.'],
 });

@@ -5,7 +5,7 @@ import type { DocumentCollection } from '../../platform/document-collection.js';
 import { tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import { homeErrors } from './errors.js';
-import type { ActionMap, Macro, MacroStep } from './model.js';
+import type { ActionMap, ActionMapTarget, Macro, MacroStep } from './model.js';
 import type { ProgramDirectory } from './ports.js';
 
 export interface MacroRunResult {
@@ -14,7 +14,10 @@ export interface MacroRunResult {
   steps: Array<DeviceActionResult & { index: number; status: 'succeeded' | 'failed' | 'skipped' }>;
 }
 
-/** Macros (ordered device commands with optional delays) and action maps (control key → command). */
+/** A map as saved: the stored record without its stamps, the id optional (a new map). */
+export type ActionMapInput = Omit<ActionMap, 'id' | 'createdAt' | 'updatedAt'> & { id?: string };
+
+/** Macros (ordered device commands with optional delays) and action maps (control key → target); the programs module runs the maps. */
 export class MacroService {
   constructor(
     readonly macros: DocumentCollection<Macro>,
@@ -37,8 +40,11 @@ export class MacroService {
   /** Refuses (409 MACRO_IN_USE, naming them) while programs run the macro. */
   async remove(id: string): Promise<void> {
     this.macros.get(id);
-    const users = this.programs.programsUsingMacro(id).map((p) => ({ kind: 'program', id: p.id, name: p.name }));
-    if (users.length > 0) throw homeErrors.MACRO_IN_USE({ id, users: users.map((u) => `program ${u.name}`).join(', ') }, { details: { users } });
+    const users = [
+      ...this.programs.programsUsingMacro(id).map((p) => ({ kind: 'program', id: p.id, name: p.name })),
+      ...this.actionMaps.list().filter((m) => m.macroId === id).map((m) => ({ kind: 'action_map', id: m.id, name: m.name })),
+    ];
+    if (users.length > 0) throw homeErrors.MACRO_IN_USE({ id, users: users.map((u) => `${u.kind.replace('_', ' ')} ${u.name}`).join(', ') }, { details: { users } });
     await this.macros.remove(id);
     this.events.emit('macro.removed', { macroId: id, at: this.clock.now() });
   }
@@ -64,12 +70,28 @@ export class MacroService {
     return outcome;
   }
 
-  async saveActionMap(input: { id?: string; name: string; controlKey: string; deviceId: string; command: string; params?: Record<string, unknown>; spaceId?: string | null }): Promise<ActionMap> {
-    this.devices.registry.requireAll([input.deviceId]);
-    if (input.spaceId && !this.spaceExists(input.spaceId)) throw homeErrors.SPACE_NOT_FOUND({ id: input.spaceId }, { details: { spaceId: input.spaceId } });
-    const { item, created } = await this.actionMaps.save({ ...input, spaceId: input.spaceId ?? null });
+  async saveActionMap(input: ActionMapInput): Promise<ActionMap> {
+    const { id, name, controlKey, spaceId, sourceId, ...target } = input;
+    const fields = { name, controlKey, ...this.checkedTarget(target), spaceId: spaceId ?? null, ...(sourceId ? { sourceId } : {}) };
+    if (spaceId && !this.spaceExists(spaceId)) throw homeErrors.SPACE_NOT_FOUND({ id: spaceId }, { details: { spaceId } });
+    if (sourceId && !this.devices.registry.list().some((d) => d.remoteSources.some((meta) => `${d.id}:${meta.id}` === sourceId))) {
+      throw homeErrors.UNKNOWN_REMOTE_SOURCE({ sourceId }, { details: { sourceId } });
+    }
+    const { item, created } = await this.actionMaps.save({ id, ...fields });
     this.events.emit(created ? 'action_map.created' : 'action_map.updated', { actionMap: item, at: this.clock.now() });
     return item;
+  }
+
+  /** Exactly one target, and what it names exists (404 otherwise). */
+  private checkedTarget({ deviceId, command, params, macroId, programId }: Omit<ActionMapInput, 'id' | 'name' | 'controlKey' | 'spaceId' | 'sourceId'>) {
+    const given = [deviceId !== undefined || command !== undefined || params !== undefined, macroId !== undefined, programId !== undefined];
+    if (given.filter(Boolean).length !== 1 || (given[0] && (!deviceId || !command))) {
+      throw homeErrors.ACTION_MAP_TARGET_INVALID({}, { details: { deviceId, command, macroId, programId } });
+    }
+    if (macroId) return { macroId: this.macros.get(macroId).id };
+    if (programId) return { programId: this.programs.require(programId).id };
+    this.devices.registry.requireAll([deviceId!]);
+    return { deviceId: deviceId!, command: command!, ...(params ? { params } : {}) };
   }
 
   /** Mapped controls of a removed space apply everywhere rather than nowhere. */
@@ -81,15 +103,11 @@ export class MacroService {
     await this.actionMaps.remove(id);
     this.events.emit('action_map.removed', { actionMapId: id, at: this.clock.now() });
   }
+}
 
-  /** Runs the command an action map binds; by id or by control key. */
-  async trigger(idOrControlKey: string, spaceId?: string): Promise<DeviceActionResult & { actionMapId: string }> {
-    const map =
-      this.actionMaps.find(idOrControlKey) ??
-      this.actionMaps.list().find((m) => m.controlKey === idOrControlKey && (!spaceId || m.spaceId === spaceId || !m.spaceId));
-    if (!map) throw homeErrors.ACTION_MAP_NOT_FOUND({ id: idOrControlKey }, { details: { id: idOrControlKey } });
-    const result = await tryCommand(this.devices, map.deviceId, map.command, map.params ?? {});
-    this.events.emit('action_map.triggered', { actionMapId: map.id, ok: result.ok, at: this.clock.now() });
-    return { ...result, actionMapId: map.id };
-  }
+/** What a mapped control runs; records from before macro and program targets are device commands. */
+export function actionMapTarget(map: ActionMap): ActionMapTarget {
+  if (map.macroId) return { kind: 'macro', macroId: map.macroId };
+  if (map.programId) return { kind: 'program', programId: map.programId };
+  return { kind: 'device_command', deviceId: map.deviceId!, command: map.command!, ...(map.params ? { params: map.params } : {}) };
 }

@@ -59,18 +59,31 @@ export interface Macro {
   updatedAt: number;
 }
 
-/** A mapped control: a control key (a remote button, a panel tile) bound to a device command. */
+/**
+ * A mapped control: a control key (a remote button, a panel tile) bound to exactly one target: a
+ * device command (`deviceId` + `command`), a macro (`macroId`) or a program (`programId`). Records
+ * saved before macro and program targets existed are device commands, so the fields stay flat.
+ */
 export interface ActionMap {
   id: string;
   name: string;
   controlKey: string;
-  deviceId: string;
-  command: string;
+  deviceId?: string;
+  command?: string;
   params?: Record<string, unknown>;
+  macroId?: string;
+  programId?: string;
   spaceId?: string | null;
+  /** Applies only while this remote source (`<deviceId>:<source id>`) is its space's active one. */
+  sourceId?: string | null;
   createdAt: number;
   updatedAt: number;
 }
+
+export type ActionMapTarget =
+  | { kind: 'device_command'; deviceId: string; command: string; params?: Record<string, unknown> }
+  | { kind: 'macro'; macroId: string }
+  | { kind: 'program'; programId: string };
 
 export type AlertSeverity = 'info' | 'warning' | 'critical';
 

@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import { failureOf } from '../../platform/errors.js';
 import { ADMIN_FROM_ANY_APP, ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
 import type { Audience, AudienceResolver } from '../access/audience.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
@@ -9,6 +8,7 @@ import { homeErrors } from './errors.js';
 import type { MacroService } from './macros.js';
 import type { DesignService, PreferencesService } from './preferences.js';
 import {
+  ActionMapInput,
   ActionMapSchema,
   AlertSchema,
   DesignProfileSchema,
@@ -295,29 +295,21 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
     }),
     listActionMaps: defineOperation({
       name: 'action_maps.list',
-      summary: 'Mapped controls: control keys bound to device commands; a user without the admin role sees those of their devices.',
+      summary: 'Mapped controls: control keys bound to device commands, macros or programs; a user without the admin role sees those of their spaces and devices (macro and program targets are household routines, like the sequences and programs themselves).',
       access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ actionMaps: Type.Array(ActionMapSchema) }),
       async handler(_input, { principal }) {
         const audience = audiences.audienceOf(principal);
         const maps = macros.actionMaps.list();
-        return { actionMaps: audience.everything ? maps : maps.filter((map) => seesDeviceId(audience, map.deviceId)) };
+        return { actionMaps: audience.everything ? maps : maps.filter((map) => (!map.spaceId || audience.seesSpace(map.spaceId)) && (map.deviceId === undefined || seesDeviceId(audience, map.deviceId))) };
       },
     }),
     saveActionMap: defineOperation({
       name: 'action_maps.save',
-      summary: 'Create or update a mapped control.',
+      summary: 'Create or update a mapped control: a control key bound to a device command, a macro or a program.',
       access: OS_ADMIN,
-      input: Type.Object({
-        id: Type.Optional(Id),
-        name: Name,
-        controlKey: Type.String({ minLength: 1, maxLength: 100, description: 'A remote button or panel tile, e.g. "red", "tile-3".' }),
-        deviceId: Id,
-        command: Type.String({ minLength: 1, maxLength: 200 }),
-        params: Type.Optional(JsonObject),
-        spaceId: Type.Optional(Type.Union([Id, Type.Null()])),
-      }),
+      input: Type.Object(ActionMapInput),
       output: ActionMapSchema,
       async handler(input) {
         return macros.saveActionMap(input);
@@ -332,19 +324,6 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
       async handler({ id }) {
         await macros.removeActionMap(id);
         return { removed: true as const, id };
-      },
-    }),
-    triggerActionMap: defineOperation({
-      name: 'action_maps.trigger',
-      summary: 'Run the command a mapped control binds (by id or control key).',
-      description: 'A command that fails fails the call with its own error (COMMAND_NOT_SUPPORTED, DRIVER_ERROR, DRIVER_TIMEOUT…), `details` carrying the whole result.',
-      access: OS_ADMIN,
-      input: Type.Object({ id: Id, spaceId: Type.Optional(Id) }),
-      output: Type.Intersect([DeviceActionResultSchema, Type.Object({ actionMapId: Type.String() })]),
-      async handler({ id, spaceId }) {
-        const result = await macros.trigger(id, spaceId);
-        if (!result.ok) throw failureOf(result.error, result);
-        return result;
       },
     }),
 

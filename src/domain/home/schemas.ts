@@ -76,12 +76,29 @@ export const ActionMapSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   controlKey: Type.String(),
-  deviceId: Type.String(),
-  command: Type.String(),
+  deviceId: Type.Optional(Type.String({ description: 'Device command target: the device (with `command`).' })),
+  command: Type.Optional(Type.String()),
   params: Type.Optional(JsonObject),
+  macroId: Type.Optional(Type.String({ description: 'Macro target.' })),
+  programId: Type.Optional(Type.String({ description: 'Program target.' })),
   spaceId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  sourceId: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "Applies only while this remote source is its space's active one." })),
   ...Stamps,
 });
+
+/** Exactly one target: `deviceId` + `command` (+ `params`), `macroId` or `programId`. */
+export const ActionMapInput = {
+  id: Type.Optional(Id),
+  name: Name,
+  controlKey: Type.String({ minLength: 1, maxLength: 100, description: 'A remote button or panel tile, e.g. "red", "tile-3".' }),
+  deviceId: Type.Optional(Id),
+  command: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  params: Type.Optional(JsonObject),
+  macroId: Type.Optional(Id),
+  programId: Type.Optional(Id),
+  spaceId: Type.Optional(Type.Union([Id, Type.Null()])),
+  sourceId: Type.Optional(Type.Union([Id, Type.Null()], { description: 'A remote source (`<deviceId>:<source id>`); the map then applies only while that source is active.' })),
+};
 
 export const PresetSchema = Type.Object({
   id: Type.String({ description: '`program:<id>` or `action:<id>`.' }),
@@ -89,6 +106,7 @@ export const PresetSchema = Type.Object({
   name: Type.String(),
   programId: Type.Optional(Type.String()),
   actionMapId: Type.Optional(Type.String()),
+  macroId: Type.Optional(Type.String()),
   controlKey: Type.Optional(Type.String()),
   deviceId: Type.Optional(Type.String()),
   command: Type.Optional(Type.String()),

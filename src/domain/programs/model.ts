@@ -64,7 +64,7 @@ export interface ProgramRun {
   id: string;
   programId: string;
   path: 'on' | 'off';
-  trigger: 'manual' | 'timer' | 'program' | 'zone' | 'preset' | 'intent' | 'macro';
+  trigger: 'manual' | 'timer' | 'program' | 'zone' | 'preset' | 'intent' | 'macro' | 'action_map';
   status: RunStatus;
   startedAt: number;
   finishedAt?: number;

@@ -6,6 +6,7 @@ import { DocumentCollection } from '../../platform/document-collection.js';
 import type { MacroService } from '../home/macros.js';
 import type { DocumentRepository } from '../../platform/document-repository.js';
 import type { ZoneService } from '../home/zones.js';
+import { ActionMapRunner } from './action-maps.js';
 import { activityOperations } from './activity-operations.js';
 import { ProgramCatalog } from './catalog.js';
 import { programErrors } from './errors.js';
@@ -48,20 +49,22 @@ export interface ProgramsModuleDeps {
 
 /**
  * Programs: saving, running and their timers (scheduled at start, cancelled with their runs at
- * stop), automations, and the activity presets and zone programs the home offers.
+ * stop), automations, and the activity presets, zone programs and action-map runs the home offers.
  */
 export function programsModule({ catalog, runs, fires, devices, zones, macros, events, clock, timers, log }: ProgramsModuleDeps) {
   const programs = new ProgramService(catalog.records, runs, fires, devices, zones, macros, events, clock, timers, log);
-  const presets = new ActivityPresets(programs, macros);
+  const actionMaps = new ActionMapRunner(macros, programs, devices, events, clock);
+  const presets = new ActivityPresets(programs, macros, actionMaps);
   return defineModule({
     name: 'programs',
     needs: ['program-catalog', 'home', 'devices'],
     programs,
     presets,
+    actionMaps,
     operations: {
       programs: programOperations(programs),
       automations: automationOperations(programs),
-      activities: activityOperations(programs, presets),
+      activities: activityOperations(programs, presets, actionMaps),
     },
     async start() {
       await programs.start();

@@ -1,5 +1,7 @@
+import { failureOf } from '../../platform/errors.js';
 import type { DeviceActionResult } from '../devices/model.js';
-import type { MacroService } from '../home/macros.js';
+import type { MacroRunResult, MacroService } from '../home/macros.js';
+import type { ActionMapRunner } from './action-maps.js';
 import { programErrors } from './errors.js';
 import type { ProgramRun } from './model.js';
 import type { ProgramService } from './program-service.js';
@@ -12,6 +14,7 @@ export interface ActivityPreset {
   programId?: string;
   actionMapId?: string;
   controlKey?: string;
+  macroId?: string;
   deviceId?: string;
   command?: string;
   spaceId?: string | null;
@@ -26,6 +29,7 @@ export class ActivityPresets {
   constructor(
     private readonly programs: ProgramService,
     private readonly macros: MacroService,
+    private readonly actionMaps: ActionMapRunner,
   ) {}
 
   list(): ActivityPreset[] {
@@ -39,18 +43,29 @@ export class ActivityPresets {
         name: m.name,
         actionMapId: m.id,
         controlKey: m.controlKey,
-        deviceId: m.deviceId,
-        command: m.command,
+        ...(m.macroId ? { macroId: m.macroId } : {}),
+        ...(m.programId ? { programId: m.programId } : {}),
+        ...(m.deviceId ? { deviceId: m.deviceId, command: m.command } : {}),
         spaceId: m.spaceId ?? null,
       }),
     );
     return [...fromPrograms, ...fromMaps];
   }
 
-  async run(id: string, wait: boolean): Promise<{ presetId: string; run?: ProgramRun; action?: DeviceActionResult }> {
+  /**
+   * A mapped control's preset answers as its target would: a device command's result in `action`
+   * (failures included), a macro's run in `macro`, a program's in `run` (one that cannot start fails).
+   */
+  async run(id: string, wait: boolean): Promise<{ presetId: string; run?: ProgramRun; action?: DeviceActionResult; macro?: MacroRunResult }> {
     const preset = this.list().find((p) => p.id === id);
     if (!preset) throw programErrors.PRESET_NOT_FOUND({ id }, { details: { id } });
     if (preset.kind === 'program') return { presetId: id, run: await this.programs.run(preset.programId!, { trigger: 'preset', wait }) };
-    return { presetId: id, action: await this.macros.trigger(preset.actionMapId!) };
+    const outcome = await this.actionMaps.run(this.actionMaps.find(preset.actionMapId!));
+    if (outcome.target.kind === 'device_command') {
+      const { ok, command, result, error } = outcome;
+      return { presetId: id, action: { deviceId: outcome.target.deviceId, ok, command, ...(result === undefined ? {} : { result }), ...(error ? { error } : {}) } };
+    }
+    if (!outcome.ok && outcome.result === undefined) throw failureOf(outcome.error, outcome);
+    return { presetId: id, ...(outcome.target.kind === 'macro' ? { macro: outcome.result as MacroRunResult } : { run: outcome.result as ProgramRun }) };
   }
 }

@@ -18,7 +18,7 @@ export const ProgramRunSchema = Type.Object(
     id: Type.String(),
     programId: Type.String(),
     path: Type.Union([Type.Literal('on'), Type.Literal('off')]),
-    trigger: Type.String({ description: 'manual, timer, program, zone, preset, intent or macro.' }),
+    trigger: Type.String({ description: 'manual, timer, program, zone, preset, intent, macro or action_map.' }),
     status: Type.Union([Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')]),
     startedAt: Type.Integer(),
     finishedAt: Type.Optional(Type.Integer()),

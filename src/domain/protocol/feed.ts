@@ -42,6 +42,10 @@ export const HUB_EVENT_TYPES: Record<string, string> = {
   'preferences.updated': 'Home preferences or favorites changed.',
   'ir.transmitted': 'An IR signal was sent to an extender.',
   'program_semantics.updated': "A program's semantic tags changed.",
+  'remote.pairing_requested': 'A remote asked to pair: shows the code to confirm or tell.',
+  'remote.pairing_updated': 'A pairing request was paired, rejected or expired.',
+  'remote.revoked': 'A paired remote was unpaired; its token no longer works.',
+  'remote.key_pressed': 'A paired remote pressed a key (ok: whether what it maps to ran).',
 };
 
 export interface HubEvent {

@@ -9,6 +9,7 @@ import { Newcomers, type FeedFanout } from '../realtime/feed-fanout.js';
 import { batchWebSocketFlushes } from './batched-writes.js';
 import { HUB_PROTOCOL_CODE_FOR, hubProtocolErrors } from './failures.js';
 import { asPlainJson, plainJsonParser } from './json-packets.js';
+import { bindRemoteConnect } from './remote-connect.js';
 
 export const NAMESPACES = {
   deviceState: '/socket/device-state',
@@ -26,6 +27,10 @@ interface HubCommandMessage {
   payload?: unknown;
   requestId?: unknown;
 }
+
+export type Outcome = { ok: true; data: unknown } | { ok: false; data: { error: { code: string; message: string; details?: unknown } } };
+/** Runs an operation through the registry for a socket, as REST does, and says how it went. */
+export type SocketRun = (operation: string, payload: unknown, socket: Socket, requestId: string) => Promise<Outcome>;
 
 function authError(code: string, message: string): Error & { data: { code: string; message: string } } {
   return Object.assign(new Error(message), { data: { code, message } });
@@ -52,11 +57,11 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
 
   // Socket namespaces serve the OS API's household administration (CONTRACT: handshake auth).
   const admits: readonly Scope[] = ['os_api_admin'];
-  const credentialOf = (socket: Socket): Credential | undefined => {
+  const credentialOf = (socket: Socket, accepted = admits): Credential | undefined => {
     const fromAuth = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
     const fromQuery = socket.handshake.query.accessToken;
     const token = typeof fromAuth === 'string' ? fromAuth : typeof fromQuery === 'string' ? fromQuery : undefined;
-    return token ? { token, admits } : undefined;
+    return token ? { token, admits: accepted } : undefined;
   };
   // Every call presents the handshake's token again, so a revoked token stops working at once.
   const callerOf = (socket: Socket, requestId: string): Caller => ({
@@ -64,20 +69,28 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     clientAddress: socket.handshake.address,
     requestId,
   });
-  const authenticate = (socket: Socket, next: (err?: Error) => void) => {
-    const credential = credentialOf(socket);
+  const authenticateWith = (accepted: readonly Scope[], tokenOptional: boolean) => (socket: Socket, next: (err?: Error) => void) => {
+    const credential = credentialOf(socket, accepted);
+    if (!credential && tokenOptional) return next();
     try {
-      hub.operations.authenticate(credential);
+      const principal = hub.operations.authenticate(credential);
       socket.data.credential = credential;
+      // Kept so that revoking the remote can close its sockets; its rights are checked per call.
+      socket.data.remoteId = principal.remoteId;
       next();
     } catch (err) {
       if (!(err instanceof DomainError)) return next(err as Error);
       next(authError(err.code, err.message));
     }
   };
+  const authenticate = authenticateWith(admits, false);
+  // A remote pairs before it holds a token: without one it may only pair; a token it presents must be good.
+  const remoteAuthenticate = authenticateWith(['remote', 'os_api_admin'], true);
   // The main namespace carries nothing, but it must not be an unauthenticated way in either.
   io.of('/').use(authenticate);
-  const nsp = Object.fromEntries(Object.entries(NAMESPACES).map(([key, name]) => [key, io.of(name).use(authenticate)])) as Record<keyof typeof NAMESPACES, Namespace>;
+  const nsp = Object.fromEntries(
+    Object.entries(NAMESPACES).map(([key, name]) => [key, io.of(name).use(key === 'remoteConnect' ? remoteAuthenticate : authenticate)]),
+  ) as Record<keyof typeof NAMESPACES, Namespace>;
 
   // Changes still on their way when a socket connected were in its snapshot (device state) or
   // happened before it came (hub events): they are not sent to it.
@@ -126,10 +139,9 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     if (outcome.ok) socket.emit('designer:published', outcome.data);
   });
 
-  type Outcome = { ok: true; data: unknown } | { ok: false; data: { error: { code: string; message: string; details?: unknown } } };
 
   /** Runs an operation through the registry, as REST does, and says how it went. */
-  const run = async (operation: string, payload: unknown, socket: Socket, requestId: string): Promise<Outcome> => {
+  const run: SocketRun = async (operation, payload, socket, requestId) => {
     try {
       return { ok: true, data: await hub.operations.invoke(operation, { json: payload, jsonLabel: 'payload' }, callerOf(socket, requestId)) };
     } catch (err) {
@@ -166,11 +178,7 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     });
   });
 
-  // Remote pairing (remote:pairing → remote:pairing:status) arrives with the remote API; until
-  // then the namespace accepts authenticated connections and says so to a pairing request.
-  nsp.remoteConnect.on('connection', (socket) => {
-    socket.on('remote:pairing', () => socket.emit('remote:pairing:status', { status: 'unavailable', message: 'Remote pairing is not enabled on this hub yet.' }));
-  });
+  bindRemoteConnect(hub, nsp.remoteConnect, run, owner);
 
   const sweep = hub.timers.setInterval(() => {
     for (const namespace of Object.values(nsp)) {

@@ -13,7 +13,7 @@ export function adminRoutes(app: FastifyInstance, hub: Hub) {
     bindOperation(app, hub.operations, { method, url, operation, credential: adminCredential, tags: ['admin'], operationId: operationIdFor('/admin', operation.name), ...extra });
 }
 
-/** Admin panel API: accounts and the running system. */
+/** Admin panel API: accounts, paired remotes and the running system. */
 export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   const route = adminRoutes(app, hub);
   const { users, invites } = hub.ops;
@@ -37,4 +37,6 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   route('POST', '/players/:id/status', players.reportStatus);
   route('GET', '/users/:id/players', players.getAssignments);
   route('POST', '/users/:id/players', players.setAssignments);
+  route('GET', '/remotes', hub.ops.remotes.list);
+  route('DELETE', '/remotes/:id', hub.ops.remotes.revoke);
 };

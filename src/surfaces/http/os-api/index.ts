@@ -4,6 +4,7 @@ import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
 import { homeRoutes } from './home.js';
 import { programRoutes } from './programs.js';
+import { remoteRoutes } from './remotes.js';
 import { stateStreamRoute } from '../../sse/state-stream.js';
 import type { OsApiOptions } from './options.js';
 
@@ -24,5 +25,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(driverRoutes, options);
   await app.register(homeRoutes, options);
   await app.register(programRoutes, options);
+  await app.register(remoteRoutes, options);
   await app.register(stateStreamRoute, options);
 };

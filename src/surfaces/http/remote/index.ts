@@ -1,10 +1,15 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
+import type { Operation } from '../../../platform/operations.js';
 import { ErrorBody } from '../errors.js';
-import { operationIdFor } from '../bind-operation.js';
+import { bindOperation, operationIdFor, type RouteBinding } from '../bind-operation.js';
+import { requestCredential } from '../credentials.js';
 
 export const REMOTE_BASES = ['/remote', '/v1/remote'] as const;
+
+/** remoteAuth: a paired remote's bearer token; account tokens are refused here (403). */
+export const remoteCredential = requestCredential({ admits: ['remote'] });
 
 const RemoteInfo = Type.Object({
   service: Type.String(),
@@ -13,14 +18,15 @@ const RemoteInfo = Type.Object({
     socketNamespace: Type.String({ description: 'Socket.IO namespace that carries pairing.' }),
     requestEvent: Type.String(),
     statusEvent: Type.String(),
+    startPath: Type.String({ description: 'REST alternative: open a request here, then poll or submit the code.' }),
   }),
 });
 
 /**
- * Remote-controller API. `/info` is public so that a new remote can find out how to pair before
- * it holds a token (remoteAuth).
+ * Remote-controller API (docs/remote.md). `/info` and pairing are public, so that a new remote
+ * can pair before it holds a token; everything else takes the remote's own token (remoteAuth).
  */
-export const remoteApi: FastifyPluginAsync<{ hub: Hub; base: string }> = async (app, { base }) => {
+export const remoteApi: FastifyPluginAsync<{ hub: Hub; base: string }> = async (app, { hub, base }) => {
   app.get(
     '/info',
     {
@@ -36,7 +42,19 @@ export const remoteApi: FastifyPluginAsync<{ hub: Hub; base: string }> = async (
     async () => ({
       service: 'home-control-service',
       apiVersion: 1,
-      pairing: { socketNamespace: '/socket/remote-connect', requestEvent: 'remote:pairing', statusEvent: 'remote:pairing:status' },
+      pairing: { socketNamespace: '/socket/remote-connect', requestEvent: 'remote:pairing', statusEvent: 'remote:pairing:status', startPath: `${base}/pair/start` },
     }),
   );
+
+  const route = (method: RouteBinding<Operation>['method'], url: string, operation: Operation, extra: Partial<RouteBinding<Operation>> = {}) =>
+    bindOperation(app, hub.operations, { method, url, operation, credential: remoteCredential, tags: ['remote'], operationId: operationIdFor(base, operation.name), ...extra });
+  const { remotes: pairing, remote } = hub.ops;
+  route('POST', '/pair/start', pairing.pairingStart, { successStatus: 201 });
+  route('GET', '/pair/:requestId', pairing.pairingStatus);
+  route('POST', '/pair/:requestId/code', pairing.pairingSubmitCode);
+  route('GET', '/session', remote.session);
+  route('POST', '/space', remote.selectSpace);
+  route('POST', '/source', remote.activateSource);
+  route('POST', '/keys/:key', remote.pressKey);
+  route('POST', '/keys', remote.pressKeys);
 };

@@ -1,0 +1,59 @@
+import type { Clock, Timers } from '../../platform/clock.js';
+import { DocumentCollection } from '../../platform/document-collection.js';
+import type { DocumentRepository } from '../../platform/document-repository.js';
+import { defineModule } from '../../platform/module.js';
+import type { DeviceService } from '../devices/device-service.js';
+import type { DomainEventBus } from '../events.js';
+import type { PreferencesService } from '../home/preferences.js';
+import type { SpaceService } from '../home/spaces.js';
+import type { ActionMapRunner } from '../programs/action-maps.js';
+import { RemoteControl } from './control.js';
+import { RemoteDirectory } from './directory.js';
+import { remoteErrors } from './errors.js';
+import type { PairedRemote } from './model.js';
+import { remoteAdminOperations, remoteSessionOperations } from './operations.js';
+import { PairingService } from './pairing.js';
+
+/**
+ * The paired remotes and their tokens. Built before the operation registry, which authenticates
+ * remote tokens through it; the remotes module loads it at start.
+ */
+export function remoteDirectory({ repository, events, clock }: { repository: DocumentRepository<PairedRemote>; events: DomainEventBus; clock: Clock }) {
+  return new RemoteDirectory(new DocumentCollection(repository, clock, remoteErrors.REMOTE_NOT_FOUND), events, clock);
+}
+
+export interface RemotesModuleDeps {
+  directory: RemoteDirectory;
+  devices: DeviceService;
+  spaces: SpaceService;
+  preferences: PreferencesService;
+  actionMaps: ActionMapRunner;
+  events: DomainEventBus;
+  clock: Clock;
+  timers: Timers;
+}
+
+/** Remote controllers: pairing, their tokens, their sessions and key dispatch. */
+export function remotesModule({ directory, devices, spaces, preferences, actionMaps, events, clock, timers }: RemotesModuleDeps) {
+  const startingSpace = (spaceId?: string): string | null => {
+    if (spaceId) return spaces.spaces.get(spaceId).id;
+    const preferred = preferences.get().defaultSpaceId;
+    return preferred && spaces.spaces.find(preferred) ? preferred : null;
+  };
+  const pairing = new PairingService(directory, startingSpace, events, clock, timers);
+  const control = new RemoteControl(directory, spaces, actionMaps, devices, events, clock);
+  return defineModule({
+    name: 'remotes',
+    needs: ['storage', 'devices', 'home', 'programs'],
+    directory,
+    pairing,
+    control,
+    operations: { remotes: remoteAdminOperations(pairing, directory), remote: remoteSessionOperations(control) },
+    async start() {
+      await directory.load();
+    },
+    async stop() {
+      pairing.stop();
+    },
+  });
+}
