@@ -1,22 +1,41 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_API_BASES } from '../src/surfaces/http/app-api/index.js';
 import { OS_API_BASES } from '../src/surfaces/http/os-api/index.js';
+import { REMOTE_BASES } from '../src/surfaces/http/remote/index.js';
 import { startServer, type TestServer } from './support/server.js';
 
 /**
- * Walks every registered OS API and App API route — including those that later features add — and
+ * Walks every registered OS API, App API and Remote API route — including those that later features add — and
  * holds each to the rules every route must keep: documented, guarded, and never a 5xx on bad input.
  */
 let server: TestServer;
 let token: string;
 let streamToken: string;
 let openapiPaths: Record<string, Record<string, unknown>>;
+/** A household member's App API token (scope `app`) and a paired remote's token (scope `remote`). */
+let appToken: string;
+let remoteToken: string;
+
+type Json = Record<string, unknown>;
+const json = async (res: Response) => (await res.json()) as Json;
+
+/** A remote paired the way a household pairs one: it asks, an admin confirms, it collects its token. */
+async function pairRemote(): Promise<string> {
+  const { requestId } = await json(await server.request('POST', '/remote/pair/start', { body: { name: 'Guard walker' } }));
+  expect((await server.request('POST', `/app/os/remotes/pairing/${String(requestId)}/confirm`, { token, body: {} })).status).toBe(200);
+  const collected = await json(await server.request('GET', `/remote/pair/${String(requestId)}`));
+  expect(collected.status).toBe('paired');
+  return collected.token as string;
+}
 
 beforeAll(async () => {
   server = await startServer({ env: { BODY_LIMIT_BYTES: '4096' } });
   token = await server.login();
   streamToken = ((await (await server.request('POST', '/app/os/auth/stream-token', { token })).json()) as { accessToken: string }).accessToken;
   openapiPaths = ((await (await server.request('GET', '/openapi.json')).json()) as { paths: typeof openapiPaths }).paths;
+  expect((await server.request('POST', '/admin/users', { token, body: { username: 'guard-user', password: 'guard-password', role: 'user' } })).status).toBe(201);
+  appToken = ((await json(await server.request('POST', '/app/auth/login', { body: { username: 'guard-user', password: 'guard-password' } }))).data as Json).token as string;
+  remoteToken = await pairRemote();
 });
 afterAll(async () => server?.close());
 
@@ -31,6 +50,10 @@ function osRoutes() {
 function appApiRoutes() {
   const underOs = (url: string) => OS_API_BASES.some((base) => url.startsWith(`${base}/`));
   return server.app.http.routes.filter((r) => APP_API_BASES.some((base) => r.url.startsWith(`${base}/`)) && !underOs(r.url));
+}
+
+function remoteRoutes() {
+  return server.app.http.routes.filter((r) => REMOTE_BASES.some((base) => r.url.startsWith(`${base}/`)));
 }
 
 /** What the App API's public routes may be: signing in and registering. */
@@ -50,13 +73,17 @@ const BAD_BODIES: Array<{ label: string; body?: string; type?: string }> = [
  * Sends every bad body to every route of the list (GET routes only without one) with the admin's
  * token, and hands each failure's parsed body to `checkFailure`.
  */
-async function walkBadBodies(routes: Array<{ method: string; url: string }>, checkFailure: (body: unknown, label: string) => void): Promise<void> {
+async function walkBadBodies(
+  routes: Array<{ method: string; url: string }>,
+  checkFailure: (body: unknown, label: string) => void,
+  credential = token,
+): Promise<void> {
   for (const route of routes) {
     if (route.url.endsWith('/auth/logout')) continue; // would revoke the token the rest of the walk needs
     for (const { label, body, type } of BAD_BODIES) {
       if (route.method === 'GET' && body !== undefined) continue;
       const res = await server.request(route.method, concrete(route.url), {
-        token,
+        token: credential,
         ...(body === undefined ? {} : { body }),
         headers: type ? { 'content-type': type } : {},
       });
@@ -166,5 +193,56 @@ describe('route-table guard: App API', () => {
     await walkBadBodies(appApiRoutes(), (body, what) => {
       expect(body, what).toMatchObject({ status: false, data: null, message: expect.any(String), code: expect.stringMatching(/^[A-Z][A-Z0-9_]+$/) });
     });
+  });
+});
+
+/** What the Remote API's public routes may be: its description and the pairing a remote does before it holds a token. */
+const REMOTE_PUBLIC = ['/info', '/pair/start', '/pair/:requestId', '/pair/:requestId/code'];
+
+describe('route-table guard: Remote API', () => {
+  it('finds the Remote API under /remote and /v1/remote, with the same routes under each', () => {
+    const per = REMOTE_BASES.map((base) =>
+      remoteRoutes()
+        .filter((r) => r.url.startsWith(`${base}/`))
+        .map((r) => `${r.method} ${r.url.slice(base.length)}`)
+        .sort(),
+    );
+    expect(per[0]!.length).toBeGreaterThan(REMOTE_PUBLIC.length);
+    expect(per[1]).toEqual(per[0]);
+  });
+
+  it('documents every Remote API route in /openapi.json under the remote tag', () => {
+    for (const route of remoteRoutes()) {
+      const entry = openapiPaths[toOpenApiPath(route.url)]?.[route.method.toLowerCase()] as { tags?: string[] } | undefined;
+      expect(entry, `${route.method} ${route.url} missing from /openapi.json`).toBeDefined();
+      expect(entry?.tags, `${route.method} ${route.url} tags`).toEqual(['remote']);
+    }
+  });
+
+  it('answers 401 without a remote token or with a stream token, and 403 to account tokens, except the pairing routes', async () => {
+    for (const route of remoteRoutes()) {
+      const label = `${route.method} ${route.url}`;
+      if (route.access === 'public') {
+        expect(REMOTE_PUBLIC.some((path) => REMOTE_BASES.some((base) => route.url === `${base}${path}`)), `${label} is public`).toBe(true);
+        continue;
+      }
+      const bare = await server.request(route.method, concrete(route.url));
+      expect(bare.status, `${label} without a token`).toBe(401);
+      expect(((await json(bare)).error as Json).code, label).toBe('AUTH_REQUIRED');
+      expect((await server.request(route.method, concrete(route.url), { token: streamToken })).status, `${label} with a stream token`).toBe(401);
+      for (const [who, accountToken] of [['admin', token], ['app user', appToken]] as const) {
+        const refused = await server.request(route.method, concrete(route.url), { token: accountToken });
+        expect(refused.status, `${label} with an ${who} token`).toBe(403);
+        expect(((await json(refused)).error as Json).code, label).toBe('INSUFFICIENT_SCOPE');
+      }
+    }
+  });
+
+  it('never answers 5xx to an empty, malformed or oversized body from a paired remote', async () => {
+    await walkBadBodies(
+      remoteRoutes(),
+      (body, what) => expect((body as { error?: { code?: string } }).error?.code, what).toMatch(/^[A-Z][A-Z0-9_]+$/),
+      remoteToken,
+    );
   });
 });
