@@ -235,3 +235,36 @@ describe('Socket.IO namespaces', () => {
     expect(bad).toMatchObject({ ok: false, error: { code: 'INVALID_IR_COMMAND' } });
   });
 });
+
+describe('live connections follow their credential', () => {
+  async function secondAdmin(adminToken: string): Promise<{ id: string; token: string }> {
+    const created = await server.request('POST', '/admin/users', { token: adminToken, body: { username: 'ops', password: 'ops-password', role: 'admin' } });
+    expect(created.status).toBe(201);
+    const login = await server.request('POST', '/v1/os/auth/login', { body: { username: 'ops', password: 'ops-password' } });
+    return { id: ((await created.json()) as { id: string }).id, token: ((await login.json()) as { accessToken: string }).accessToken };
+  }
+
+  it('closes the sockets and streams of an account that is disabled, and of a token that logs out', async () => {
+    server = await startServer();
+    const admin = await server.login();
+    const ops = await secondAdmin(admin);
+    const hubSocket = socket('/socket/hub-protocol', { token: ops.token });
+    await once(hubSocket, 'connect');
+    const sse = await SseClient.open(`${server.url}/v1/os/state/stream?accessToken=${await streamToken(ops.token)}`);
+    const bystander = socket('/socket/device-state', { token: admin });
+    await once(bystander, 'connect');
+
+    const dropped = once<string>(hubSocket, 'disconnect');
+    expect((await server.request('POST', `/admin/users/${ops.id}`, { token: admin, body: { disabled: true } })).status).toBe(200);
+    expect(await dropped).toBe('io server disconnect');
+    await eventually(() => sse.ended, 2000, 'state stream ended');
+    expect(bystander.connected).toBe(true);
+
+    const own = socket('/socket/hub-protocol', { token: admin });
+    await once(own, 'connect');
+    const loggedOut = once<string>(own, 'disconnect');
+    expect((await server.request('POST', '/v1/os/auth/logout', { token: admin })).status).toBe(200);
+    expect(await loggedOut).toBe('io server disconnect');
+    await eventually(() => !bystander.connected, 2000, 'the same token on another namespace is closed too');
+  });
+});

@@ -172,6 +172,16 @@ export class OperationRegistry {
     return principal;
   }
 
+  /** Whether a credential a live connection was admitted with would still be admitted now. */
+  stillAuthenticates(credential: Credential | undefined): boolean {
+    try {
+      this.authenticate(credential);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private authorize(access: Access, credential: Credential | undefined): Principal | undefined {
     if (access === 'public') return undefined;
     const principal = this.authenticate(credential);

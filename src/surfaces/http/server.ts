@@ -1,3 +1,4 @@
+import { CREDENTIALS_CHANGED } from '../../domain/events.js';
 import cookie from '@fastify/cookie';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
@@ -148,6 +149,8 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   });
 
   const stateStreams = new StateStreamClients(fanout, hub.log);
+  for (const event of CREDENTIALS_CHANGED) hub.events.on(stateStreams, event, () => stateStreams.closeRevoked());
+  app.addHook('onClose', async () => hub.events.removeOwner(stateStreams));
   for (const base of OS_API_BASES) await app.register(osApi, { prefix: base, hub, base, stateStreams });
   for (const base of APP_API_BASES) await app.register(appApi, { prefix: base, hub, base });
   for (const base of REMOTE_BASES) await app.register(remoteApi, { prefix: base, hub, base });

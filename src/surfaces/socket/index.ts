@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { Server, type Namespace, type Socket } from 'socket.io';
 import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/command-table.js';
+import { CREDENTIALS_CHANGED } from '../../domain/events.js';
 import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
 import { DomainError } from '../../platform/errors.js';
@@ -122,6 +123,17 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     joined.deviceState.clear();
     joined.hubProtocol.clear();
   });
+  // A live socket keeps its handshake's rights only while its token still authenticates.
+  for (const event of CREDENTIALS_CHANGED) {
+    hub.events.on(owner, event, () => {
+      for (const namespace of [io.of('/'), ...Object.values(nsp)]) {
+        for (const socket of namespace.sockets.values()) {
+          const credential = socket.data.credential as Credential | undefined;
+          if (credential && !hub.operations.stillAuthenticates(credential)) socket.disconnect(true);
+        }
+      }
+    });
+  }
   hub.events.on(owner, 'design.published', (e) => nsp.designer.emit('designer:published', e.design));
   hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }));
   hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e));

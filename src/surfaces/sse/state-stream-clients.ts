@@ -21,6 +21,8 @@ export function feedFrame(item: FeedItem): string {
  */
 export class StateStreamClients {
   private readonly clients = new Set<SseStream>();
+  /** Whether each stream's token still authenticates; asked when credentials change. */
+  private readonly admitted = new Map<SseStream, () => boolean>();
   private readonly newcomers = new Newcomers<SseStream>();
 
   constructor(
@@ -34,13 +36,20 @@ export class StateStreamClients {
     return this.clients.size;
   }
 
-  add(stream: SseStream, seenSeq: number): void {
+  add(stream: SseStream, seenSeq: number, stillAdmitted: () => boolean): void {
     this.clients.add(stream);
+    this.admitted.set(stream, stillAdmitted);
     this.newcomers.add(stream, seenSeq);
     stream.onClose(() => {
       this.clients.delete(stream);
+      this.admitted.delete(stream);
       this.newcomers.remove(stream);
     });
+  }
+
+  /** Ends the streams whose token no longer authenticates (revoked, its account disabled or removed). */
+  closeRevoked(): void {
+    for (const [stream, stillAdmitted] of this.admitted) if (!stillAdmitted()) stream.close();
   }
 
   private deliver(items: readonly FeedItem[]): void {

@@ -39,7 +39,8 @@ export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string; stat
     },
     async (request, reply) => {
       // The snapshot operation also authenticates the stream's token, before anything is sent.
-      const { devices } = (await hub.operations.invoke(hub.ops.state.snapshot.name, {}, callerOf(request, osApiStreamCredential))) as {
+      const caller = callerOf(request, osApiStreamCredential);
+      const { devices } = (await hub.operations.invoke(hub.ops.state.snapshot.name, {}, caller)) as {
         devices: Record<string, { state: Record<string, unknown> }>;
       };
       const stream = new SseStream(reply, { heartbeatMs: hub.config.ssePingIntervalMs, maxBufferedBytes: hub.config.sseMaxBufferBytes, timers: hub.timers });
@@ -53,7 +54,7 @@ export const stateStreamRoute: FastifyPluginAsync<{ hub: Hub; base: string; stat
         for (const id in devices) snapshot[id] = devices[id]!.state;
         stream.send('snapshot', snapshot, hub.feed.lastSeq);
       }
-      stateStreams.add(stream, hub.feed.lastSeq);
+      stateStreams.add(stream, hub.feed.lastSeq, () => hub.operations.stillAuthenticates(caller.credential));
     },
   );
 };
