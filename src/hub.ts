@@ -179,6 +179,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     spaces: home.spaces,
     preferences: home.preferences,
     actionMaps: programs.actionMaps,
+    accounts: auth.accounts,
+    audiences: accessGrants,
     events,
     clock,
     timers,

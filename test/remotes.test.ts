@@ -430,3 +430,42 @@ describe('key dispatch', () => {
     for (const map of [movie, night]) await os('POST', `/action-maps/${map.id}/remove`);
   });
 });
+
+describe('a remote paired by a household member', () => {
+  it('reaches only what that member sees, hides the codes from them, and goes when the member is removed', async () => {
+    const created = await call('POST', '/admin/users', { username: 'nina', password: 'nina-password', role: 'user' }, admin);
+    expect(created.status).toBe(201);
+    const nina = created.body.id as string;
+    expect((await call('POST', `/admin/users/${nina}/access`, { spaceIds: [spaces.kitchen], deviceIds: [ids.tv] }, admin)).status).toBe(200);
+    const login = await server.request('POST', '/app/auth/login', { body: { username: 'nina', password: 'nina-password' } });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const asNina = (path: string, body: unknown) => server.request('POST', path, { headers: { cookie }, body });
+
+    const requestId = (await call('POST', '/remote/pair/start', { name: "Nina's remote" })).body.requestId as string;
+    const page = await (await server.request('GET', '/os/', { headers: { cookie } })).text();
+    expect(page).toContain("Nina&#39;s remote");
+    expect(page).not.toContain(await codeOf(requestId));
+
+    const elsewhere = await asNina(`/os/remotes/pairing/${requestId}/confirm`, { spaceId: spaces.living });
+    expect(elsewhere.status).toBe(404);
+    expect(((await elsewhere.json()) as Json).error.code).toBe('SPACE_NOT_FOUND');
+    expect((await asNina(`/os/remotes/pairing/${requestId}/confirm`, { spaceId: spaces.kitchen })).status).toBe(200);
+    const paired = (await call('GET', `/remote/pair/${requestId}`)).body;
+    expect(paired.remote).toMatchObject({ activeSpaceId: spaces.kitchen });
+    const token = paired.token as string;
+
+    expect((await call('POST', '/remote/space', { spaceId: spaces.living }, token)).body.error.code).toBe('SPACE_NOT_FOUND');
+    await saveMap({ name: 'Lamp anywhere', controlKey: 'nina_lamp', deviceId: ids.lamp, command: 'turn_on' });
+    await saveMap({ name: 'TV anywhere', controlKey: 'nina_mute', deviceId: ids.tv, command: 'mute' });
+    const lamp = await call('POST', '/remote/keys/nina_lamp', {}, token);
+    expect(lamp.status).toBe(404);
+    expect(lamp.body.error.code).toBe('KEY_NOT_MAPPED');
+    const mute = await call('POST', '/remote/keys/nina_mute', {}, token);
+    expect(mute.body).toMatchObject({ ok: true, target: { deviceId: ids.tv, command: 'mute' } });
+    expect(actions).toContainEqual(expect.objectContaining({ device: 'tv', command: 'mute' }));
+    expect(actions.some((a) => a.device === 'lamp')).toBe(false);
+
+    expect((await call('DELETE', `/admin/users/${nina}`, undefined, admin)).status).toBe(200);
+    await eventually(async () => (await call('GET', '/remote/session', undefined, token)).status === 401, 2000, 'remote of a removed member refused');
+  });
+});

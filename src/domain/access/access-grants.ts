@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { DocumentCollection } from '../../platform/document-collection.js';
 import type { DocumentRepository } from '../../platform/document-repository.js';
-import type { Principal } from '../../platform/operations.js';
+import type { Principal, Role } from '../../platform/operations.js';
 import { EVERYTHING, grantedAudience, NOTHING, type Audience, type AudienceResolver } from './audience.js';
 import { authErrors } from '../auth/errors.js';
 import type { UserAccess, UserAccessView } from './model.js';
@@ -23,9 +23,13 @@ export class AccessGrants implements AudienceResolver {
   }
 
   audienceOf(principal: Principal | undefined): Audience {
-    if (!principal) return NOTHING;
-    if (principal.role === 'admin') return EVERYTHING;
-    const grant = this.grants.find(principal.userId);
+    return principal ? this.audienceOfAccount(principal) : NOTHING;
+  }
+
+  /** What an account sees: also asked for a remote, which acts within the account that paired it. */
+  audienceOfAccount(account: { userId: string; role: Role }): Audience {
+    if (account.role === 'admin') return EVERYTHING;
+    const grant = this.grants.find(account.userId);
     if (!grant) return NOTHING;
     let audience = this.audiences.get(grant);
     if (!audience) {

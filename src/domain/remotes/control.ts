@@ -10,6 +10,14 @@ import type { ActionMapRunner, KeyContext } from '../programs/action-maps.js';
 import { viewOf, type RemoteDirectory, type RemoteView } from './directory.js';
 import { remoteErrors } from './errors.js';
 import type { PairedRemote } from './model.js';
+import { homeErrors } from '../home/errors.js';
+import type { Audience } from '../access/audience.js';
+
+/**
+ * What a remote may reach: the audience of the account that paired it, as that account stands
+ * now (a remote paired by entering the code, which only admins are shown, reaches the household).
+ */
+export type RemoteAudience = (remote: PairedRemote) => Promise<Audience>;
 
 /** What one key press ran. */
 export interface KeyOutcome {
@@ -46,11 +54,12 @@ export class RemoteControl {
     private readonly devices: DeviceService,
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
+    private readonly audienceOf: RemoteAudience,
   ) {}
 
-  session(remoteId: string): RemoteSession {
+  async session(remoteId: string): Promise<RemoteSession> {
     const remote = this.directory.get(remoteId);
-    const space = this.spaceOf(remote);
+    const space = this.spaceOf(remote, await this.audienceOf(remote));
     return {
       remote: { ...viewOf(remote), activeSpaceId: space?.id ?? null },
       space: space ?? null,
@@ -60,24 +69,29 @@ export class RemoteControl {
   }
 
   async selectSpace(remoteId: string, spaceId: string): Promise<RemoteSession> {
-    this.directory.get(remoteId);
+    const audience = await this.audienceOf(this.directory.get(remoteId));
     this.spaces.spaces.get(spaceId);
+    // A space outside what the remote may reach answers as one that does not exist.
+    if (!audience.seesSpace(spaceId)) throw homeErrors.SPACE_NOT_FOUND({ id: spaceId }, { details: { id: spaceId } });
     await this.directory.update(remoteId, { activeSpaceId: spaceId });
     return this.session(remoteId);
   }
 
   async activateSource(remoteId: string, sourceId: string): Promise<{ source: RemoteSource; results: DeviceActionResult[] }> {
-    const space = this.spaceOf(this.directory.get(remoteId));
+    const remote = this.directory.get(remoteId);
+    const space = this.spaceOf(remote, await this.audienceOf(remote));
     if (!space) throw remoteErrors.NO_ACTIVE_SPACE({}, { details: { remoteId } });
     return this.spaces.activate(space.id, sourceId);
   }
 
   /** Runs one key; a key that resolves to nothing is 404 KEY_NOT_MAPPED, a target that fails is `ok: false`. */
   async press(remoteId: string, key: string, params: Record<string, unknown> | undefined, clientAddress: string): Promise<KeyOutcome> {
-    const where = this.whereIs(this.directory.get(remoteId));
+    const remote = this.directory.get(remoteId);
+    const audience = await this.audienceOf(remote);
+    const where = this.whereIs(remote, audience);
     let outcome: KeyOutcome | undefined;
     try {
-      outcome = await this.dispatch(key, where, params ?? {});
+      outcome = await this.dispatch(key, where, params ?? {}, audience);
       if (!outcome) throw remoteErrors.KEY_NOT_MAPPED({ key }, { details: { key, ...where } });
       return outcome;
     } finally {
@@ -105,14 +119,16 @@ export class RemoteControl {
     return entries;
   }
 
-  private async dispatch(key: string, where: KeyContext, params: Record<string, unknown>): Promise<KeyOutcome | undefined> {
+  /** A map or source device that reaches a device outside the remote's audience is as good as none. */
+  private async dispatch(key: string, where: KeyContext, params: Record<string, unknown>, audience: Audience): Promise<KeyOutcome | undefined> {
     const map = this.actionMaps.resolveKey(key, where);
-    if (map) {
+    if (map && (map.deviceId === undefined || audience.seesDevice(this.devices.registry.find(map.deviceId)))) {
       const { actionMapId, target, ok, result, error } = await this.actionMaps.run(map, params);
       return { key, resolvedBy: 'action_map', actionMapId, target, ok, ...(result === undefined ? {} : { result }), ...(error ? { error } : {}) };
     }
     const deviceId = this.sourceDevice(where);
-    if (!deviceId || !this.devices.registry.find(deviceId)?.commands.some((c) => c.name === key)) return undefined;
+    const device = deviceId ? this.devices.registry.find(deviceId) : undefined;
+    if (!deviceId || !audience.seesDevice(device) || !device?.commands.some((c) => c.name === key)) return undefined;
     const { ok, result, error } = await tryCommand(this.devices, deviceId, key, params);
     const target: ActionMapTarget = { kind: 'device_command', deviceId, command: key };
     return { key, resolvedBy: 'source_device', target, ok, ...(result === undefined ? {} : { result }), ...(error ? { error } : {}) };
@@ -123,13 +139,14 @@ export class RemoteControl {
     return this.spaces.remoteSources(spaceId).find((s) => s.id === sourceId)?.deviceId;
   }
 
-  /** A remote whose space was removed has none. */
-  private spaceOf(remote: PairedRemote): Space | undefined {
-    return remote.activeSpaceId ? this.spaces.spaces.find(remote.activeSpaceId) : undefined;
+  /** A remote whose space was removed, or is no longer within its reach, has none. */
+  private spaceOf(remote: PairedRemote, audience: Audience): Space | undefined {
+    const space = remote.activeSpaceId ? this.spaces.spaces.find(remote.activeSpaceId) : undefined;
+    return space && audience.seesSpace(space.id) ? space : undefined;
   }
 
-  private whereIs(remote: PairedRemote): KeyContext {
-    const space = this.spaceOf(remote);
+  private whereIs(remote: PairedRemote, audience: Audience): KeyContext {
+    const space = this.spaceOf(remote, audience);
     return { spaceId: space?.id ?? null, sourceId: space?.activeSourceId ?? null };
   }
 }

@@ -7,7 +7,9 @@ import type { DomainEventBus } from '../events.js';
 import type { PreferencesService } from '../home/preferences.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ActionMapRunner } from '../programs/action-maps.js';
-import { RemoteControl } from './control.js';
+import { EVERYTHING, NOTHING, type Audience } from '../access/audience.js';
+import type { Role } from '../../platform/operations.js';
+import { RemoteControl, type RemoteAudience } from './control.js';
 import { RemoteDirectory } from './directory.js';
 import { remoteErrors } from './errors.js';
 import type { PairedRemote } from './model.js';
@@ -28,31 +30,48 @@ export interface RemotesModuleDeps {
   spaces: SpaceService;
   preferences: PreferencesService;
   actionMaps: ActionMapRunner;
+  /** The accounts remotes are paired by; an unknown account fails (USER_NOT_FOUND). */
+  accounts: { get(id: string): Promise<{ id: string; role: Role; disabled: boolean }> };
+  audiences: { audienceOfAccount(account: { userId: string; role: Role }): Audience };
   events: DomainEventBus;
   clock: Clock;
   timers: Timers;
 }
 
 /** Remote controllers: pairing, their tokens, their sessions and key dispatch. */
-export function remotesModule({ directory, devices, spaces, preferences, actionMaps, events, clock, timers }: RemotesModuleDeps) {
+export function remotesModule({ directory, devices, spaces, preferences, actionMaps, accounts, audiences, events, clock, timers }: RemotesModuleDeps) {
   const startingSpace = (spaceId?: string): string | null => {
     if (spaceId) return spaces.spaces.get(spaceId).id;
     const preferred = preferences.get().defaultSpaceId;
     return preferred && spaces.spaces.find(preferred) ? preferred : null;
   };
   const pairing = new PairingService(directory, startingSpace, events, clock, timers);
-  const control = new RemoteControl(directory, spaces, actionMaps, devices, events, clock);
+  // Live, not cached at pairing: the pairing account's grants, role and being enabled apply as they are now.
+  const remoteAudience: RemoteAudience = async ({ pairedBy }) => {
+    if (pairedBy === 'code') return EVERYTHING;
+    const account = await accounts.get(pairedBy).catch(() => undefined);
+    return account && !account.disabled ? audiences.audienceOfAccount({ userId: account.id, role: account.role }) : NOTHING;
+  };
+  const control = new RemoteControl(directory, spaces, actionMaps, devices, events, clock, remoteAudience);
+  const owner = {};
   return defineModule({
     name: 'remotes',
-    needs: ['storage', 'devices', 'home', 'programs'],
+    needs: ['storage', 'auth', 'access', 'devices', 'home', 'programs'],
     directory,
     pairing,
     control,
-    operations: { remotes: remoteAdminOperations(pairing, directory), remote: remoteSessionOperations(control) },
+    operations: { remotes: remoteAdminOperations(pairing, directory, audiences), remote: remoteSessionOperations(control) },
     async start() {
       await directory.load();
+      // A removed account's remotes go with it: they acted in its name.
+      events.on(owner, 'user.removed', ({ userId }) => {
+        for (const remote of directory.list()) {
+          if (remote.pairedBy === userId) directory.revoke(remote.id).catch(() => {});
+        }
+      });
     },
     async stop() {
+      events.removeOwner(owner);
       pairing.stop();
     },
   });

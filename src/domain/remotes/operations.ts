@@ -1,9 +1,11 @@
 import { Type } from 'typebox';
-import { ANY_ACCOUNT, defineOperation, type Access, type OperationContext } from '../../platform/operations.js';
+import { ANY_ACCOUNT, defineOperation, type Access, type OperationContext, type Principal, type Role } from '../../platform/operations.js';
 import { DeviceActionResultSchema, Id, RemoteSourceView } from '../home/schemas.js';
 import type { RemoteControl } from './control.js';
 import type { RemoteDirectory } from './directory.js';
 import { remoteErrors } from './errors.js';
+import { homeErrors } from '../home/errors.js';
+import type { Audience } from '../access/audience.js';
 import type { PairingService } from './pairing.js';
 import { BatchEntrySchema, KeyName, KeyParams, KeyOutcomeSchema, PairingViewSchema, PendingPairingSchema, RemoteViewSchema, RequestId, SessionSchema } from './schemas.js';
 
@@ -24,7 +26,22 @@ function remoteIdOf(ctx: OperationContext): string {
 }
 
 /** Pairing (the remote's public side and the household's) and the paired remotes' list. */
-export function remoteAdminOperations(pairing: PairingService, directory: RemoteDirectory) {
+/**
+ * A household member pairs remotes that act within what they see themselves, and manages those;
+ * an admin sees every request's code and every remote. Codes are shown to admins only, because a
+ * remote that enters one acts for the whole household.
+ */
+export function remoteAdminOperations(
+  pairing: PairingService,
+  directory: RemoteDirectory,
+  audiences: { audienceOfAccount(account: { userId: string; role: Role }): Audience },
+) {
+  const isAdmin = (ctx: OperationContext) => ctx.principal?.role === 'admin';
+  const ownRemote = (ctx: OperationContext, id: string) => {
+    const remote = directory.get(id);
+    if (!isAdmin(ctx) && remote.pairedBy !== ctx.principal?.userId) throw remoteErrors.REMOTE_NOT_FOUND({ id }, { details: { id } });
+    return remote;
+  };
   return {
     pairingStart: defineOperation({
       name: 'remotes.pairing.start',
@@ -59,12 +76,13 @@ export function remoteAdminOperations(pairing: PairingService, directory: Remote
     }),
     pairingList: defineOperation({
       name: 'remotes.pairing.list',
-      summary: 'Pending pairing requests, with the codes to compare or tell.',
+      summary: 'Pending pairing requests; admins also see the codes to tell.',
       access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ requests: Type.Array(PendingPairingSchema) }),
-      async handler() {
-        return { requests: pairing.list() };
+      async handler(_input, ctx) {
+        const requests = pairing.list();
+        return { requests: isAdmin(ctx) ? requests : requests.map(({ code: _shownToAdminsOnly, ...request }) => request) };
       },
     }),
     pairingConfirm: defineOperation({
@@ -74,7 +92,11 @@ export function remoteAdminOperations(pairing: PairingService, directory: Remote
       input: Type.Object({ requestId: RequestId, name: Type.Optional(RemoteName), spaceId: Type.Optional(Id) }),
       output: Type.Object({ requestId: Type.String(), status: Type.Literal('paired'), remote: RemoteViewSchema }),
       async handler({ requestId, ...fields }, ctx) {
-        return pairing.confirm(requestId, fields, ctx.principal!.userId);
+        const principal = ctx.principal as Principal;
+        if (fields.spaceId && !audiences.audienceOfAccount(principal).seesSpace(fields.spaceId)) {
+          throw homeErrors.SPACE_NOT_FOUND({ id: fields.spaceId }, { details: { id: fields.spaceId } });
+        }
+        return pairing.confirm(requestId, fields, principal.userId);
       },
     }),
     pairingReject: defineOperation({
@@ -89,12 +111,13 @@ export function remoteAdminOperations(pairing: PairingService, directory: Remote
     }),
     list: defineOperation({
       name: 'remotes.list',
-      summary: 'Paired remotes.',
+      summary: 'Paired remotes: all of them for an admin, those a user paired for a user.',
       access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ remotes: Type.Array(RemoteViewSchema) }),
-      async handler() {
-        return { remotes: directory.list() };
+      async handler(_input, ctx) {
+        const remotes = directory.list();
+        return { remotes: isAdmin(ctx) ? remotes : remotes.filter((remote) => remote.pairedBy === ctx.principal?.userId) };
       },
     }),
     revoke: defineOperation({
@@ -103,7 +126,8 @@ export function remoteAdminOperations(pairing: PairingService, directory: Remote
       access: ANY_ACCOUNT,
       input: Type.Object({ id: Id }),
       output: Type.Object({ revoked: Type.Literal(true), remote: RemoteViewSchema }),
-      async handler({ id }) {
+      async handler({ id }, ctx) {
+        ownRemote(ctx, id);
         return { revoked: true as const, remote: await directory.revoke(id) };
       },
     }),

@@ -36,7 +36,7 @@ export const PendingPairingSchema = Type.Object({
   requestId: Type.String(),
   name: Type.String(),
   kind: Type.Optional(Type.String()),
-  code: Type.String({ description: 'The code to compare with what the remote shows or to tell the person holding it.' }),
+  code: Type.Optional(Type.String({ description: 'The code to tell the person holding the remote; shown to admins only.' })),
   clientAddress: Type.String(),
   openedAt: Type.String({ format: 'date-time' }),
   expiresAt: Type.String({ format: 'date-time' }),

@@ -33,11 +33,11 @@ document.getElementById('login').addEventListener('submit', async (e) => {
 </script>`,
 );
 
-/** Remotes waiting to pair, with the code each must match, and the buttons that decide. */
-function pairingSection(requests: PendingPairing[]): string {
+/** Remotes waiting to pair (with the code each must match, for an admin), and the buttons that decide. */
+function pairingSection(requests: Array<Omit<PendingPairing, 'code'> & { code?: string }>): string {
   const items = requests.map(
     (r) => `<li class="pairing" data-request="${escape(r.requestId)}"><b>${escape(r.name)}</b>${r.kind ? ` (${escape(r.kind)})` : ''} from ${escape(r.clientAddress)}
-<div class="code">${escape(r.code)}</div><small>until ${escape(r.expiresAt)}</small><br>
+${r.code ? `<div class="code">${escape(r.code)}</div>` : ''}<small>until ${escape(r.expiresAt)}</small><br>
 <button data-decide="confirm">Confirm</button><button data-decide="reject">Reject</button></li>`,
   );
   return `<h2>Remotes asking to pair</h2>${items.length === 0 ? '<p>None right now.</p>' : `<ul>${items.join('')}</ul>`}
@@ -80,7 +80,7 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
         if (err instanceof DomainError && (err.kind === 'unauthenticated' || err.kind === 'forbidden')) return loginForm;
         throw err;
       }
-      const { requests } = (await hub.operations.invoke(hub.ops.remotes.pairingList.name, {}, callerOf(request, sessionCredential))) as { requests: PendingPairing[] };
+      const { requests } = (await hub.operations.invoke(hub.ops.remotes.pairingList.name, {}, callerOf(request, sessionCredential))) as { requests: Array<Omit<PendingPairing, 'code'> & { code?: string }> };
       return page(
         'Overview',
         `<h1>Home Control</h1><p>Signed in as <b>${escape(principal.username)}</b>.</p>
