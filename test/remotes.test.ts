@@ -465,6 +465,16 @@ describe('a remote paired by a household member', () => {
     expect(actions).toContainEqual(expect.objectContaining({ device: 'tv', command: 'mute' }));
     expect(actions.some((a) => a.device === 'lamp')).toBe(false);
 
+    // On the App API she lists the remotes she paired, not the household's, and sees no codes.
+    const asNinaGet = async (path: string) => (await (await server.request('GET', path, { headers: { cookie } })).json()) as Json;
+    const mine = (await asNinaGet('/app/integration/remotes')).data as Json[];
+    expect(mine.map((r) => r.pairedBy)).toEqual([nina]);
+    expect((await os('GET', '/remotes')).body.remotes.length).toBeGreaterThan(1);
+    const pending = (await call('POST', '/remote/pair/start', { name: 'Second' })).body.requestId as string;
+    const listed = ((await asNinaGet('/app/integration/remotes/pairing')).data as Json[]).find((r) => r.requestId === pending);
+    expect(listed).toBeDefined();
+    expect(listed).not.toHaveProperty('code');
+
     expect((await call('DELETE', `/admin/users/${nina}`, undefined, admin)).status).toBe(200);
     await eventually(async () => (await call('GET', '/remote/session', undefined, token)).status === 401, 2000, 'remote of a removed member refused');
   });
