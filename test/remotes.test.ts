@@ -280,6 +280,21 @@ describe('pairing', () => {
     expect((await call('GET', `/remote/pair/${requestId}`)).body).toMatchObject({ status: 'paired', token: expect.any(String) });
     expect((await server.request('POST', `/os/remotes/pairing/${requestId}/reject`, { body: {} })).status).toBe(401);
   });
+
+  it('answers the token to whoever enters the right code, even when a socket opened the request', async () => {
+    const remote = socket('/socket/remote-connect');
+    await next(remote, 'connect');
+    const opened = (await remote.emitWithAck('remote:pairing', { name: 'Two-handed remote' })) as Json;
+    const pushed = next<Json>(remote, 'remote:pairing:status', (s) => s.status === 'paired');
+    const paired = await call('POST', `/remote/pair/${opened.requestId}/code`, { code: await codeOf(opened.requestId) });
+    expect(paired.status).toBe(200);
+    expect(paired.body).toMatchObject({ status: 'paired', token: expect.any(String) });
+    // The opener hears of the outcome, but the token was the code's answer and is not handed over twice.
+    const told = await pushed;
+    expect(told).toMatchObject({ requestId: opened.requestId, status: 'paired', tokenDelivered: true });
+    expect(told).not.toHaveProperty('token');
+    expect((await call('GET', '/remote/session', undefined, paired.body.token)).status).toBe(200);
+  });
 });
 
 describe('revocation', () => {

@@ -135,15 +135,16 @@ export class PairingService {
       if (attemptsLeft === 0) this.settle(request, 'rejected', 'attempts', 'too_many_attempts');
       throw remoteErrors.PAIRING_CODE_INVALID({ attemptsLeft }, { details: { requestId, status: request.status, attemptsLeft } });
     }
-    await this.pair(request, { pairedBy: 'code', by: 'code' });
+    const { token } = await this.pair(request, { pairedBy: 'code', by: 'code' });
     // Answered to the remote that entered the code: this answer is the token's one delivery.
-    return this.viewOf(request, true);
+    const { tokenDelivered: _delivered, ...view } = this.viewOf(request, false);
+    return { ...view, token };
   }
 
   async confirm(requestId: string, fields: { name?: string; spaceId?: string }, userId: string): Promise<{ requestId: string; status: 'paired'; remote: RemoteView }> {
     const request = this.current(requestId);
     this.requirePending(request);
-    const remote = await this.pair(request, { pairedBy: userId, by: 'household', ...fields });
+    const { remote } = await this.pair(request, { pairedBy: userId, by: 'household', ...fields });
     return { requestId, status: 'paired', remote: viewOf(remote) };
   }
 
@@ -173,9 +174,13 @@ export class PairingService {
         address: request.clientAddress,
       });
       request.remoteId = remote.id;
-      request.token = token;
+      // A household confirmation leaves the token for the remote's first status read. The right
+      // code's answer carries it itself, so it is spent before the change is announced: whoever
+      // reads the status on that announcement (the socket that opened the request) gets no copy.
+      if (how.by === 'code') request.tokenDelivered = true;
+      else request.token = token;
       this.settle(request, 'paired', how.by);
-      return remote;
+      return { remote, token };
     } catch (err) {
       request.status = 'pending';
       throw err;
