@@ -206,6 +206,20 @@ describe('what a user without the admin role sees', () => {
     expect((await ok(app('GET', '/app/action-maps', admin))).data).toHaveLength(2);
   });
 
+  it('hides an action map bound to the remote source of a device outside the grant', async () => {
+    await ok(os('POST', `/devices/${ids.heater}/metadata`, { remoteSources: [{ id: 'panel', label: 'Heater panel' }] }));
+    const map = await ok(os('POST', '/action-maps/save', { name: 'Warm up', controlKey: 'green', macroId: sequenceId, sourceId: `${ids.heater}:panel` }));
+    try {
+      const seen = (await ok(app('GET', '/app/action-maps', alice))).data as Json[];
+      expect(seen.map((m) => m.controlKey)).toEqual(['red']);
+      expect(JSON.stringify(seen)).not.toContain(ids.heater);
+      expect(((await ok(app('GET', '/app/action-maps', admin))).data as Json[]).map((m) => m.id)).toContain(map.id);
+    } finally {
+      await ok(os('POST', `/action-maps/${map.id}/remove`));
+      await ok(os('POST', `/devices/${ids.heater}/metadata`, { remoteSources: [] }));
+    }
+  });
+
   it('answers a device, space or entity outside the grant exactly as one that does not exist', async () => {
     const missingDevice = await app('GET', '/app/devices/no-such-device', alice);
     const hiddenDevice = await app('GET', `/app/devices/${ids.heater}`, alice);

@@ -6,6 +6,7 @@ import { DeviceSchema } from '../devices/schemas.js';
 import type { AlertService } from './alerts.js';
 import { homeErrors } from './errors.js';
 import type { MacroService } from './macros.js';
+import type { ActionMap } from './model.js';
 import type { DesignService, PreferencesService } from './preferences.js';
 import {
   ActionMapInput,
@@ -52,6 +53,14 @@ export interface HomeVisibility {
 export function homeOperations(home: HomeServices, { audiences, devices }: HomeVisibility) {
   const { spaces, zones, macros, alerts, preferences, design } = home;
   const seesDeviceId = (audience: Audience, id: string) => audience.seesDevice(devices.find(id));
+  /**
+   * A map is seen with its space, its device target and the device of its remote source
+   * (`<deviceId>:<source id>`; device ids are UUIDs, so the device is what precedes the first colon).
+   */
+  const seesActionMap = (audience: Audience, map: ActionMap) =>
+    (!map.spaceId || audience.seesSpace(map.spaceId)) &&
+    (map.deviceId === undefined || seesDeviceId(audience, map.deviceId)) &&
+    (!map.sourceId || seesDeviceId(audience, map.sourceId.slice(0, map.sourceId.indexOf(':'))));
   /** A space the caller may not see answers as one that does not exist, so ids do not leak. */
   const visibleSpace = (id: string, principal: Principal | undefined): Audience => {
     const audience = audiences.audienceOf(principal);
@@ -302,7 +311,7 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
       async handler(_input, { principal }) {
         const audience = audiences.audienceOf(principal);
         const maps = macros.actionMaps.list();
-        return { actionMaps: audience.everything ? maps : maps.filter((map) => (!map.spaceId || audience.seesSpace(map.spaceId)) && (map.deviceId === undefined || seesDeviceId(audience, map.deviceId))) };
+        return { actionMaps: audience.everything ? maps : maps.filter((map) => seesActionMap(audience, map)) };
       },
     }),
     saveActionMap: defineOperation({
