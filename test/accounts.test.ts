@@ -248,6 +248,22 @@ describe('admin user management', () => {
     expect((await call('POST', `/admin/users/${anna.id}`, { token: again, body: { disabled: false } })).body).toMatchObject({ disabled: false });
     await appLogin(ANNA);
   });
+
+  it('a login whose password check is still running when the account is demoted gets no admin token', async () => {
+    server = await startServer();
+    const admin = await server.login();
+    const boss = await createUser(admin, { username: 'boss', password: 'boss-password', role: 'admin' });
+    // The logins go first and wait on scrypt; the demotion, which hashes nothing, lands meanwhile.
+    const logins = Array.from({ length: 3 }, () => call<{ accessToken?: string }>('POST', '/v1/os/auth/login', { body: { username: 'boss', password: 'boss-password' } }));
+    const demoted = await call<UserRecord>('POST', `/admin/users/${boss.id}`, { token: admin, body: { role: 'user' } });
+    expect(demoted.body).toMatchObject({ role: 'user' });
+    for (const login of await Promise.all(logins)) {
+      expect(login.status).toBe(200);
+      const me = await call<ErrorBody>('GET', '/v1/os/auth/me', { token: login.body.accessToken! });
+      expect(me.status, JSON.stringify(me.body)).toBe(403);
+      expect((await call<Envelope<{ role: string }>>('GET', '/app/auth/me', { token: login.body.accessToken! })).body.data.role).toBe('user');
+    }
+  });
 });
 
 describe('registration', () => {

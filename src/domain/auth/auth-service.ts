@@ -69,19 +69,22 @@ export class AuthService {
     const user = await this.users.findByUsername(username);
     this.dummyHash ??= hashPassword(generatePassword());
     const ok = await verifyPassword(password, user?.passwordHash ?? (await this.dummyHash));
+    // Read again after the slow check: an admin may have demoted, disabled or removed the account,
+    // or changed its password, meanwhile; a token issued from the old record would outlive that.
+    const current = user && ok ? await this.users.findById(user.id) : undefined;
     const at = this.clock.now();
-    if (!user || !ok) {
+    if (!user || !ok || !current || current.passwordHash !== user.passwordHash) {
       this.limiter.recordFailure(clientAddress, username);
       this.events.emit('auth.login_failed', { username, clientAddress, at });
       throw authErrors.INVALID_CREDENTIALS();
     }
-    if (user.disabled) {
+    if (current.disabled) {
       // Not counted as a failure: whoever knows the password is not guessing it.
       this.events.emit('auth.login_failed', { username, clientAddress, at });
       throw authErrors.ACCOUNT_DISABLED();
     }
     this.limiter.recordSuccess(clientAddress, username);
-    return this.signIn(user, clientAddress);
+    return this.signIn(current, clientAddress);
   }
 
   /** Issues an access token to an account whose credentials were checked (a login, a registration). */
