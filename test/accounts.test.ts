@@ -412,6 +412,17 @@ describe('sessions', () => {
     expect((await call('GET', '/app/os/auth/me', { token: other })).status).toBe(200);
   });
 
+  it('logout with a bearer token and a session cookie holding another token ends both', async () => {
+    server = await startServer();
+    const res = await server.request('POST', '/app/auth/login', { body: ADMIN });
+    const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    const cookieToken = (await body<Session>(res)).data.token;
+    const bearer = await appLogin(ADMIN);
+
+    expect((await server.request('POST', '/app/auth/logout', { token: bearer, headers: { cookie } })).status).toBe(200);
+    for (const token of [bearer, cookieToken]) expect((await call('GET', '/app/auth/me', { token })).status).toBe(401);
+  });
+
   it('keeps tokens across a restart until they expire', async () => {
     const start = Date.now();
     const clock = new ManualClock(start);

@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_COOKIE } from '../credentials.js';
+import { DomainError } from '../../../platform/errors.js';
+import { SESSION_COOKIE, bearerOf, callerOf } from '../credentials.js';
 import { Envelope, ok } from './envelope.js';
-import { appRoutes } from './routes.js';
+import { APP_API_SCOPES, appRoutes } from './routes.js';
 import type { AppApiOptions } from './index.js';
 
 const SessionAnswer = Envelope(Type.Object({ token: Type.String(), tokenType: Type.Literal('Bearer'), expiresIn: Type.Integer(), scope: Type.String() }));
@@ -28,6 +29,10 @@ function startsSession(message: string) {
 export const appAuthRoutes: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base }) => {
   const { login, logout, me, register } = hub.ops.auth;
   const route = appRoutes(app, hub, base);
+  const cookieOnly = (request: FastifyRequest) => {
+    const token = request.cookies?.[SESSION_COOKIE];
+    return token ? { token, admits: APP_API_SCOPES } : undefined;
+  };
 
   route('POST', '/auth/login', login, { message: 'Logged in.', respond: startsSession('Logged in.') });
   route('POST', '/auth/register', register, { message: 'Registered.', respond: startsSession('Registered.'), successStatus: 201 });
@@ -36,7 +41,16 @@ export const appAuthRoutes: FastifyPluginAsync<AppApiOptions> = async (app, { hu
     message: 'Logged out.',
     respond: {
       schema: Envelope(Type.Null()),
-      shape(_result, _request, reply) {
+      // The bearer token was presented and revoked; a session cookie sent beside it holding another
+      // token is ended too (the same operation, presenting the cookie), so logout ends both.
+      async shape(_result, request, reply) {
+        const cookieToken = request.cookies?.[SESSION_COOKIE];
+        if (cookieToken && cookieToken !== bearerOf(request)) {
+          await hub.operations.invoke(logout.name, {}, callerOf(request, cookieOnly)).catch((err: unknown) => {
+            // Already expired or revoked: nothing is left to end.
+            if (!(err instanceof DomainError)) throw err;
+          });
+        }
         reply.clearCookie(SESSION_COOKIE, { path: '/' });
         return ok('Logged out.', null);
       },

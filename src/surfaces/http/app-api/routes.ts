@@ -8,7 +8,8 @@ import { requestCredential } from '../credentials.js';
 import { Envelope, FailureEnvelope, ok } from './envelope.js';
 
 /** appAuth: any account's token, as a bearer header or the session cookie (CONTRACT). */
-export const appCredential = requestCredential({ admits: ['os_api_admin', 'app'], cookie: true });
+export const APP_API_SCOPES = ['os_api_admin', 'app'] as const;
+export const appCredential = requestCredential({ admits: APP_API_SCOPES, cookie: true });
 
 export const APP_API_TAGS = ['app-api'];
 
