@@ -5,7 +5,7 @@ import { REMOTE_BASES } from '../src/surfaces/http/remote/index.js';
 import { startServer, type TestServer } from './support/server.js';
 
 /**
- * Walks every registered OS API, App API and Remote API route — including those that later features add — and
+ * Walks every registered OS API, App API, Remote API and admin route — including those that later features add — and
  * holds each to the rules every route must keep: documented, guarded, and never a 5xx on bad input.
  */
 let server: TestServer;
@@ -50,6 +50,10 @@ function osRoutes() {
 function appApiRoutes() {
   const underOs = (url: string) => OS_API_BASES.some((base) => url.startsWith(`${base}/`));
   return server.app.http.routes.filter((r) => APP_API_BASES.some((base) => r.url.startsWith(`${base}/`)) && !underOs(r.url));
+}
+
+function adminRoutes() {
+  return server.app.http.routes.filter((r) => r.url.startsWith('/admin/'));
 }
 
 function remoteRoutes() {
@@ -244,5 +248,35 @@ describe('route-table guard: Remote API', () => {
       (body, what) => expect((body as { error?: { code?: string } }).error?.code, what).toMatch(/^[A-Z][A-Z0-9_]+$/),
       remoteToken,
     );
+  });
+});
+
+describe('route-table guard: admin API', () => {
+  it('documents every /admin route in /openapi.json under the admin tag', () => {
+    const routes = adminRoutes();
+    expect(routes.length).toBeGreaterThan(10);
+    for (const route of routes) {
+      const entry = openapiPaths[toOpenApiPath(route.url)]?.[route.method.toLowerCase()] as { tags?: string[] } | undefined;
+      expect(entry, `${route.method} ${route.url} missing from /openapi.json`).toBeDefined();
+      expect(entry?.tags, `${route.method} ${route.url} tags`).toEqual(['admin']);
+    }
+  });
+
+  it('answers 401 without a credential and 403 to app and remote tokens, on every route', async () => {
+    for (const route of adminRoutes()) {
+      const label = `${route.method} ${route.url}`;
+      expect(route.access, `${label} must not be public`).not.toBe('public');
+      const bare = await server.request(route.method, concrete(route.url));
+      expect(bare.status, `${label} without a token`).toBe(401);
+      expect(((await json(bare)).error as Json).code, label).toMatch(/^[A-Z][A-Z0-9_]+$/);
+      for (const [who, other] of [['app user', appToken], ['remote', remoteToken]] as const) {
+        const refused = await server.request(route.method, concrete(route.url), { token: other });
+        expect(refused.status, `${label} with a ${who} token`).toBe(403);
+      }
+    }
+  });
+
+  it('never answers 5xx to an empty, malformed or oversized body', async () => {
+    await walkBadBodies(adminRoutes(), (body, what) => expect((body as { error?: { code?: string } }).error?.code, what).toMatch(/^[A-Z][A-Z0-9_]+$/));
   });
 });
