@@ -96,7 +96,7 @@ export class RemoteControl {
       return outcome;
     } finally {
       this.events.emit('remote.key_pressed', { remoteId, key, ok: outcome?.ok ?? false, at: this.clock.now() });
-      await this.directory.update(remoteId, { lastSeenAt: this.clock.now(), lastAddress: clientAddress });
+      await this.directory.touch(remoteId, { lastSeenAt: this.clock.now(), lastAddress: clientAddress });
     }
   }
 

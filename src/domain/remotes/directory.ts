@@ -64,6 +64,11 @@ export class RemoteDirectory implements Authenticator {
     return this.remotes.update(id, () => change);
   }
 
+  /** Notes a remote's activity; a remote revoked meanwhile stays gone (what it asked for already ran). */
+  async touch(id: string, change: Pick<PairedRemote, 'lastSeenAt' | 'lastAddress'>): Promise<void> {
+    if (this.remotes.find(id)) await this.remotes.update(id, () => change);
+  }
+
   async revoke(id: string): Promise<RemoteView> {
     const remote = this.remotes.get(id);
     this.byTokenHash.delete(remote.tokenHash);
