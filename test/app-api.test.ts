@@ -248,11 +248,28 @@ describe('what a user without the admin role sees', () => {
     expectFailure(await app('GET', `/api/devices/${ids.lamp}`, bob), 404, 'DEVICE_NOT_FOUND');
   });
 
-  it('lets every account list, read and run programs and sequences, and only admins change them', async () => {
-    expect(idsOf((await ok(app('GET', '/app/programs', bob))).data)).toEqual([programId]);
-    expect((await ok(app('GET', `/app/sequences/${sequenceId}`, bob))).data).toMatchObject({ id: sequenceId, name: 'Heat up' });
+  it('lets a user list, read and run the programs and sequences within their grants, and only admins change them', async () => {
+    // bob is granted nothing: no routine is within his reach.
+    expect((await ok(app('GET', '/app/programs', bob))).data).toEqual([]);
+    expect((await ok(app('GET', '/app/sequences', bob))).data).toEqual([]);
+    expectFailure(await app('GET', `/app/programs/${programId}`, bob), 404, 'PROGRAM_NOT_FOUND');
+    // alice sees the living room: "Evening" (its lamp) is hers, "Heat up" (the bedroom heater) is not.
+    expect(idsOf((await ok(app('GET', '/app/programs', alice))).data)).toEqual([programId]);
     expect((await ok(app('POST', `/app/programs/${programId}/run?wait=true`, alice))).data).toMatchObject({ programId, status: 'succeeded' });
-    expect((await ok(app('POST', `/app/sequences/${sequenceId}/run`, alice))).data).toMatchObject({ ok: true });
+    expect((await ok(app('GET', '/app/sequences', alice))).data).toEqual([]);
+    expectFailure(await app('GET', `/app/sequences/${sequenceId}`, alice), 404, 'MACRO_NOT_FOUND');
+    expectFailure(await app('POST', `/app/sequences/${sequenceId}/run`, alice), 404, 'MACRO_NOT_FOUND');
+    expect(actions.some((a) => a.deviceId === 'heater')).toBe(false);
+    const lampOn = (await ok(app('POST', '/app/sequences', admin, { name: 'Lamp on', steps: [{ deviceId: ids.lamp, command: 'turn_on' }] }))).data as Json;
+    expect(idsOf((await ok(app('GET', '/app/sequences', alice))).data)).toEqual([lampOn.id]);
+    expect((await ok(app('POST', `/app/sequences/${lampOn.id}/run`, alice))).data).toMatchObject({ ok: true });
+    // A program that runs a sequence out of her reach is out of her reach too.
+    const viaMacro = (await ok(app('POST', '/app/programs', admin, { name: 'Warm evening', steps: [{ type: 'command', deviceId: ids.lamp, command: 'turn_on' }, { type: 'run_macro', macroId: sequenceId }] }))).data as Json;
+    expect(idsOf((await ok(app('GET', '/app/programs', alice))).data)).toEqual([programId]);
+    expectFailure(await app('POST', `/app/programs/${viaMacro.id}/run`, alice), 404, 'PROGRAM_NOT_FOUND');
+    expect((await ok(app('GET', `/app/programs/${viaMacro.id}`, admin))).data).toMatchObject({ name: 'Warm evening' });
+    await ok(app('DELETE', `/app/programs/${viaMacro.id}`, admin));
+    await ok(app('DELETE', `/app/sequences/${lampOn.id}`, admin));
 
     const program = { name: 'Mine', steps: [{ type: 'command', deviceId: ids.lamp, command: 'turn_off' }] };
     expectFailure(await app('POST', '/app/programs', alice, program), 403, 'ROLE_REQUIRED');

@@ -478,6 +478,9 @@ describe('a remote paired by a household member', () => {
     const mute = await call('POST', '/remote/keys/nina_mute', {}, token);
     expect(mute.body).toMatchObject({ ok: true, target: { deviceId: ids.tv, command: 'mute' } });
     expect(actions).toContainEqual(expect.objectContaining({ device: 'tv', command: 'mute' }));
+    const lampMacro = (await os('POST', '/macros/save', { name: 'Lamp macro', steps: [{ deviceId: ids.lamp, command: 'turn_on' }] })).body.id as string;
+    await saveMap({ name: 'Lamp by macro', controlKey: 'nina_macro', macroId: lampMacro });
+    expect((await call('POST', '/remote/keys/nina_macro', {}, token)).body.error.code).toBe('KEY_NOT_MAPPED');
     expect(actions.some((a) => a.device === 'lamp')).toBe(false);
 
     // On the App API she lists the remotes she paired, not the household's, and sees no codes.

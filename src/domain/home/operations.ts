@@ -6,7 +6,7 @@ import { DeviceSchema } from '../devices/schemas.js';
 import type { AlertService } from './alerts.js';
 import { homeErrors } from './errors.js';
 import type { MacroService } from './macros.js';
-import type { ActionMap } from './model.js';
+import type { ActionMap, Macro } from './model.js';
 import type { DesignService, PreferencesService } from './preferences.js';
 import {
   ActionMapInput,
@@ -60,7 +60,16 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
   const seesActionMap = (audience: Audience, map: ActionMap) =>
     (!map.spaceId || audience.seesSpace(map.spaceId)) &&
     (map.deviceId === undefined || seesDeviceId(audience, map.deviceId)) &&
-    (!map.sourceId || seesDeviceId(audience, map.sourceId.slice(0, map.sourceId.indexOf(':'))));
+    (!map.sourceId || seesDeviceId(audience, map.sourceId.slice(0, map.sourceId.indexOf(':')))) &&
+    (map.macroId === undefined || (macros.macros.find(map.macroId) !== undefined && seesMacro(audience, macros.macros.get(map.macroId))));
+  /** A macro is within a user's reach when every device it commands is granted to them. */
+  const seesMacro = (audience: Audience, macro: Macro) =>
+    audience.everything || (macro.steps.length > 0 && macro.steps.every((step) => seesDeviceId(audience, step.deviceId)));
+  const visibleMacro = (id: string, principal: Principal | undefined): Macro => {
+    const macro = macros.macros.get(id);
+    if (!seesMacro(audiences.audienceOf(principal), macro)) throw homeErrors.MACRO_NOT_FOUND({ id }, { details: { id } });
+    return macro;
+  };
   /** A space the caller may not see answers as one that does not exist, so ids do not leak. */
   const visibleSpace = (id: string, principal: Principal | undefined): Audience => {
     const audience = audiences.audienceOf(principal);
@@ -257,8 +266,10 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
       access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ macros: Type.Array(MacroSchema) }),
-      async handler() {
-        return { macros: macros.macros.list() };
+      async handler(_input, { principal }) {
+        const audience = audiences.audienceOf(principal);
+        const all = macros.macros.list();
+        return { macros: audience.everything ? all : all.filter((macro) => seesMacro(audience, macro)) };
       },
     }),
     getMacro: defineOperation({
@@ -267,8 +278,8 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
       access: ANY_ACCOUNT,
       input: Type.Object({ id: Id }),
       output: MacroSchema,
-      async handler({ id }) {
-        return macros.macros.get(id);
+      async handler({ id }, { principal }) {
+        return visibleMacro(id, principal);
       },
     }),
     saveMacro: defineOperation({
@@ -298,7 +309,8 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
       access: ANY_ACCOUNT,
       input: Type.Object({ id: Id }),
       output: MacroRunSchema,
-      async handler({ id }) {
+      async handler({ id }, { principal }) {
+        visibleMacro(id, principal);
         return macros.run(id);
       },
     }),

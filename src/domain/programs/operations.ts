@@ -1,5 +1,7 @@
 import { Type } from 'typebox';
-import { ADMIN_FROM_ANY_APP, ANY_ACCOUNT, defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { ADMIN_FROM_ANY_APP, ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
+import type { AudienceResolver } from '../access/audience.js';
+import type { RoutineReach } from './routine-reach.js';
 import { DeviceActionResultSchema } from '../home/schemas.js';
 import { programErrors } from './errors.js';
 import type { Step } from './model.js';
@@ -24,11 +26,14 @@ const ScriptInput = withStepDefinitions(
 );
 
 /**
- * Programs are household routines: every signed-in account may list, read and run them (a user
- * without the admin role included, whatever devices they are granted); only admins create,
- * change or remove them.
+ * Programs are household routines: admins create, change and remove them; every signed-in account
+ * may list, read and run those within its reach (RoutineReach: a user, the programs whose every
+ * device is granted to them). One out of reach answers as one that does not exist.
  */
-export function programOperations(programs: ProgramService) {
+export function programOperations(programs: ProgramService, { audiences, reach }: { audiences: AudienceResolver; reach: RoutineReach }) {
+  const requireReach = (id: string, principal: Principal | undefined) => {
+    if (!reach.seesProgram(audiences.audienceOf(principal), id)) throw programErrors.PROGRAM_NOT_FOUND({ id }, { details: { programId: id } });
+  };
   return {
     list: defineOperation({
       name: 'programs.list',
@@ -36,8 +41,10 @@ export function programOperations(programs: ProgramService) {
       access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: ProgramList,
-      async handler() {
-        return { programs: programs.list().map((p) => programs.view(p)) } as never;
+      async handler(_input, { principal }) {
+        const audience = audiences.audienceOf(principal);
+        const within = audience.everything ? programs.list() : programs.list().filter((p) => reach.seesProgram(audience, p.id));
+        return { programs: within.map((p) => programs.view(p)) } as never;
       },
     }),
     get: defineOperation({
@@ -46,9 +53,10 @@ export function programOperations(programs: ProgramService) {
       access: ANY_ACCOUNT,
       input: Type.Object({ id: Id }),
       output: ProgramSchema,
-      async handler({ id }) {
+      async handler({ id }, { principal }) {
         const program = programs.find(id);
         if (!program) throw programErrors.PROGRAM_NOT_FOUND({ id }, { details: { programId: id } });
+        requireReach(id, principal);
         return programs.view(program) as never;
       },
     }),
@@ -69,7 +77,8 @@ export function programOperations(programs: ProgramService) {
       access: ANY_ACCOUNT,
       input: Type.Object({ id: Id, wait: Wait }),
       output: ProgramRunSchema,
-      async handler({ id, wait }) {
+      async handler({ id, wait }, { principal }) {
+        if (programs.find(id)) requireReach(id, principal);
         return programs.run(id, { trigger: 'manual', wait: wait ?? false });
       },
     }),

@@ -132,3 +132,43 @@ export function lightingDevices(steps: readonly Step[], isLighting: (deviceId: s
   });
   return out;
 }
+
+/** What `devicesReachedBy` reads of the home: programs' steps, macros' devices, zones' devices. */
+export interface RoutineWorld {
+  program(id: string): Pick<Program, 'steps' | 'offSteps'> | undefined;
+  macroDevices(id: string): readonly string[] | undefined;
+  zoneDevices(id: string): readonly string[] | undefined;
+}
+
+/**
+ * Every device a program reaches, through the programs and macros it runs and the zones it sets,
+ * transitively (each program visited once, so cycles end). `unresolved` tells whether a reference
+ * named something that no longer exists.
+ */
+export function devicesReachedBy(programId: string, world: RoutineWorld): { devices: Set<string>; unresolved: boolean } {
+  const devices = new Set<string>();
+  let unresolved = false;
+  const seen = new Set<string>();
+  const pending = [programId];
+  while (pending.length > 0) {
+    const id = pending.pop()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const program = world.program(id);
+    if (!program) {
+      unresolved = true;
+      continue;
+    }
+    const refs = referencesOf(program);
+    for (const deviceId of refs.devices) devices.add(deviceId);
+    for (const next of refs.programs) pending.push(next);
+    for (const [ids, lookup] of [[refs.macros, world.macroDevices], [refs.zones, world.zoneDevices]] as const) {
+      for (const id of ids) {
+        const reached = lookup(id);
+        if (reached) for (const deviceId of reached) devices.add(deviceId);
+        else unresolved = true;
+      }
+    }
+  }
+  return { devices, unresolved };
+}

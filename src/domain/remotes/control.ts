@@ -4,9 +4,10 @@ import { tryCommand } from '../devices/command-results.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import type { DomainEventBus } from '../events.js';
-import type { ActionMapTarget, RemoteSource, Space } from '../home/model.js';
+import type { ActionMap, ActionMapTarget, RemoteSource, Space } from '../home/model.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ActionMapRunner, KeyContext } from '../programs/action-maps.js';
+import type { RoutineReach } from '../programs/routine-reach.js';
 import { viewOf, type RemoteDirectory, type RemoteView } from './directory.js';
 import { remoteErrors } from './errors.js';
 import type { PairedRemote } from './model.js';
@@ -55,6 +56,7 @@ export class RemoteControl {
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
     private readonly audienceOf: RemoteAudience,
+    private readonly routines: RoutineReach,
   ) {}
 
   async session(remoteId: string): Promise<RemoteSession> {
@@ -119,10 +121,10 @@ export class RemoteControl {
     return entries;
   }
 
-  /** A map or source device that reaches a device outside the remote's audience is as good as none. */
+  /** A map, routine or source device that reaches a device outside the remote's audience is as good as none. */
   private async dispatch(key: string, where: KeyContext, params: Record<string, unknown>, audience: Audience): Promise<KeyOutcome | undefined> {
     const map = this.actionMaps.resolveKey(key, where);
-    if (map && (map.deviceId === undefined || audience.seesDevice(this.devices.registry.find(map.deviceId)))) {
+    if (map && this.withinReach(map, audience)) {
       const { actionMapId, target, ok, result, error } = await this.actionMaps.run(map, params);
       return { key, resolvedBy: 'action_map', actionMapId, target, ok, ...(result === undefined ? {} : { result }), ...(error ? { error } : {}) };
     }
@@ -132,6 +134,13 @@ export class RemoteControl {
     const { ok, result, error } = await tryCommand(this.devices, deviceId, key, params);
     const target: ActionMapTarget = { kind: 'device_command', deviceId, command: key };
     return { key, resolvedBy: 'source_device', target, ok, ...(result === undefined ? {} : { result }), ...(error ? { error } : {}) };
+  }
+
+  private withinReach(map: ActionMap, audience: Audience): boolean {
+    if (map.deviceId !== undefined) return audience.seesDevice(this.devices.registry.find(map.deviceId));
+    if (map.macroId !== undefined) return this.routines.seesMacro(audience, map.macroId);
+    if (map.programId !== undefined) return this.routines.seesProgram(audience, map.programId);
+    return false;
   }
 
   private sourceDevice({ spaceId, sourceId }: KeyContext): string | undefined {

@@ -7,6 +7,7 @@ import type { DomainEventBus } from '../events.js';
 import type { PreferencesService } from '../home/preferences.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ActionMapRunner } from '../programs/action-maps.js';
+import type { RoutineReach } from '../programs/routine-reach.js';
 import { EVERYTHING, NOTHING, type Audience } from '../access/audience.js';
 import type { Role } from '../../platform/operations.js';
 import { RemoteControl, type RemoteAudience } from './control.js';
@@ -30,6 +31,7 @@ export interface RemotesModuleDeps {
   spaces: SpaceService;
   preferences: PreferencesService;
   actionMaps: ActionMapRunner;
+  routines: RoutineReach;
   /** The accounts remotes are paired by; an unknown account fails (USER_NOT_FOUND). */
   accounts: { get(id: string): Promise<{ id: string; role: Role; disabled: boolean }> };
   audiences: { audienceOfAccount(account: { userId: string; role: Role }): Audience };
@@ -39,7 +41,7 @@ export interface RemotesModuleDeps {
 }
 
 /** Remote controllers: pairing, their tokens, their sessions and key dispatch. */
-export function remotesModule({ directory, devices, spaces, preferences, actionMaps, accounts, audiences, events, clock, timers }: RemotesModuleDeps) {
+export function remotesModule({ directory, devices, spaces, preferences, actionMaps, routines, accounts, audiences, events, clock, timers }: RemotesModuleDeps) {
   const startingSpace = (spaceId?: string): string | null => {
     if (spaceId) return spaces.spaces.get(spaceId).id;
     const preferred = preferences.get().defaultSpaceId;
@@ -52,7 +54,7 @@ export function remotesModule({ directory, devices, spaces, preferences, actionM
     const account = await accounts.get(pairedBy).catch(() => undefined);
     return account && !account.disabled ? audiences.audienceOfAccount({ userId: account.id, role: account.role }) : NOTHING;
   };
-  const control = new RemoteControl(directory, spaces, actionMaps, devices, events, clock, remoteAudience);
+  const control = new RemoteControl(directory, spaces, actionMaps, devices, events, clock, remoteAudience, routines);
   const owner = {};
   return defineModule({
     name: 'remotes',
