@@ -268,6 +268,15 @@ describe('what a user without the admin role sees', () => {
     expect(idsOf((await ok(app('GET', '/app/programs', alice))).data)).toEqual([programId]);
     expectFailure(await app('POST', `/app/programs/${viaMacro.id}/run`, alice), 404, 'PROGRAM_NOT_FOUND');
     expect((await ok(app('GET', `/app/programs/${viaMacro.id}`, admin))).data).toMatchObject({ name: 'Warm evening' });
+    // Action maps that run routines follow the routines' reach.
+    const inReach = (await ok(os('POST', '/action-maps/save', { name: 'Evening key', controlKey: 'green', programId }))).id as string;
+    const outOfReach = (await ok(os('POST', '/action-maps/save', { name: 'Warm key', controlKey: 'yellow', programId: viaMacro.id }))).id as string;
+    const heatKey = (await ok(os('POST', '/action-maps/save', { name: 'Heat key', controlKey: 'white', macroId: sequenceId }))).id as string;
+    const maps = idsOf((await ok(app('GET', '/app/action-maps', alice))).data);
+    expect(maps).toContain(inReach);
+    expect(maps).not.toContain(outOfReach);
+    expect(maps).not.toContain(heatKey);
+    for (const id of [inReach, outOfReach, heatKey]) await ok(os('POST', `/action-maps/${id}/remove`));
     await ok(app('DELETE', `/app/programs/${viaMacro.id}`, admin));
     await ok(app('DELETE', `/app/sequences/${lampOn.id}`, admin));
 

@@ -12,6 +12,7 @@ import { homeOperations } from './operations.js';
 import type { ProgramDirectory } from './ports.js';
 import { DesignService, PreferencesService } from './preferences.js';
 import type { DocumentRepository } from '../../platform/document-repository.js';
+import { RoutineReach } from './routine-reach.js';
 import { SpaceService } from './spaces.js';
 import { ZoneService } from './zones.js';
 
@@ -59,12 +60,14 @@ export function homeModule({ repositories: repos, devices, programs, alertRetent
   const design = new DesignService(repos.design, events, clock);
   // Action maps and the default space refer to spaces: they let go of a removed one.
   const spaces = new SpaceService(collections.spaces, devices, events, clock, [macros, preferences]);
+  const reach = new RoutineReach(programs, collections.macros, collections.zones, devices.registry);
   const services = { spaces, zones, macros, alerts, preferences, design };
   return defineModule({
     name: 'home',
     needs: ['devices', 'program-catalog'],
     ...services,
-    operations: { home: homeOperations(services, { audiences, devices: devices.registry }) },
+    reach,
+    operations: { home: homeOperations(services, { audiences, devices: devices.registry, reach }) },
     async start() {
       for (const collection of Object.values(collections)) await collection.load();
       await preferences.load();

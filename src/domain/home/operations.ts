@@ -7,6 +7,7 @@ import type { AlertService } from './alerts.js';
 import { homeErrors } from './errors.js';
 import type { MacroService } from './macros.js';
 import type { ActionMap, Macro } from './model.js';
+import type { RoutineReach } from './routine-reach.js';
 import type { DesignService, PreferencesService } from './preferences.js';
 import {
   ActionMapInput,
@@ -48,9 +49,11 @@ export interface HomeServices {
 export interface HomeVisibility {
   audiences: AudienceResolver;
   devices: Pick<DeviceRegistry, 'find'>;
+  /** Which programs and macros stay within a caller's devices. */
+  reach: RoutineReach;
 }
 
-export function homeOperations(home: HomeServices, { audiences, devices }: HomeVisibility) {
+export function homeOperations(home: HomeServices, { audiences, devices, reach }: HomeVisibility) {
   const { spaces, zones, macros, alerts, preferences, design } = home;
   const seesDeviceId = (audience: Audience, id: string) => audience.seesDevice(devices.find(id));
   /**
@@ -61,13 +64,11 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
     (!map.spaceId || audience.seesSpace(map.spaceId)) &&
     (map.deviceId === undefined || seesDeviceId(audience, map.deviceId)) &&
     (!map.sourceId || seesDeviceId(audience, map.sourceId.slice(0, map.sourceId.indexOf(':')))) &&
-    (map.macroId === undefined || (macros.macros.find(map.macroId) !== undefined && seesMacro(audience, macros.macros.get(map.macroId))));
-  /** A macro is within a user's reach when every device it commands is granted to them. */
-  const seesMacro = (audience: Audience, macro: Macro) =>
-    audience.everything || (macro.steps.length > 0 && macro.steps.every((step) => seesDeviceId(audience, step.deviceId)));
+    (map.macroId === undefined || reach.seesMacro(audience, map.macroId)) &&
+    (map.programId === undefined || reach.seesProgram(audience, map.programId));
   const visibleMacro = (id: string, principal: Principal | undefined): Macro => {
     const macro = macros.macros.get(id);
-    if (!seesMacro(audiences.audienceOf(principal), macro)) throw homeErrors.MACRO_NOT_FOUND({ id }, { details: { id } });
+    if (!reach.seesMacro(audiences.audienceOf(principal), id)) throw homeErrors.MACRO_NOT_FOUND({ id }, { details: { id } });
     return macro;
   };
   /** A space the caller may not see answers as one that does not exist, so ids do not leak. */
@@ -269,7 +270,7 @@ export function homeOperations(home: HomeServices, { audiences, devices }: HomeV
       async handler(_input, { principal }) {
         const audience = audiences.audienceOf(principal);
         const all = macros.macros.list();
-        return { macros: audience.everything ? all : all.filter((macro) => seesMacro(audience, macro)) };
+        return { macros: audience.everything ? all : all.filter((macro) => reach.seesMacro(audience, macro.id)) };
       },
     }),
     getMacro: defineOperation({

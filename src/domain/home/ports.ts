@@ -18,4 +18,15 @@ export interface ProgramDirectory {
   programsUsingZone(zoneId: string): ProgramRef[];
   /** Programs whose steps run the macro. */
   programsUsingMacro(macroId: string): ProgramRef[];
+  /**
+   * Every device a program reaches, through the programs it runs and the macros and zones it
+   * names (whose devices `via` tells), transitively; `unresolved` when something it names is gone.
+   */
+  devicesReachedBy(programId: string, via: RoutineDevices): { devices: Set<string>; unresolved: boolean };
+}
+
+/** The devices of the home's own routines and groups, as the program directory needs them. */
+export interface RoutineDevices {
+  macroDevices(id: string): readonly string[] | undefined;
+  zoneDevices(id: string): readonly string[] | undefined;
 }

@@ -1,8 +1,8 @@
 import type { DocumentCollection } from '../../platform/document-collection.js';
-import type { ProgramDirectory } from '../home/ports.js';
+import type { ProgramDirectory, RoutineDevices } from '../home/ports.js';
 import { programErrors } from './errors.js';
 import type { Program } from './model.js';
-import { referencesOf } from './references.js';
+import { devicesReachedBy, referencesOf } from './references.js';
 
 /**
  * The program records and who refers to whom. It sits below the home model (which reads it to
@@ -32,5 +32,9 @@ export class ProgramCatalog implements ProgramDirectory {
 
   programsUsingMacro(macroId: string): Program[] {
     return this.records.list().filter((p) => referencesOf(p).macros.has(macroId));
+  }
+
+  devicesReachedBy(programId: string, via: RoutineDevices): { devices: Set<string>; unresolved: boolean } {
+    return devicesReachedBy(programId, { program: (id) => this.records.find(id), ...via });
   }
 }

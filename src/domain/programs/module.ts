@@ -1,5 +1,5 @@
 import type { AudienceResolver } from '../access/audience.js';
-import { RoutineReach } from './routine-reach.js';
+import type { RoutineReach } from '../home/routine-reach.js';
 import type { Clock, Timers } from '../../platform/clock.js';
 import { defineModule, type ModuleLog } from '../../platform/module.js';
 import type { DeviceService } from '../devices/device-service.js';
@@ -43,8 +43,9 @@ export interface ProgramsModuleDeps {
   /** What program steps reach besides devices. */
   zones: ZoneService;
   macros: MacroService;
-  /** Who sees what: a user lists and runs only the routines within their grants. */
+  /** Who sees what: a user lists and runs only the routines within their grants (the home's reach). */
   audiences: AudienceResolver;
+  reach: RoutineReach;
   events: DomainEventBus;
   clock: Clock;
   timers: Timers;
@@ -55,18 +56,16 @@ export interface ProgramsModuleDeps {
  * Programs: saving, running and their timers (scheduled at start, cancelled with their runs at
  * stop), automations, and the activity presets, zone programs and action-map runs the home offers.
  */
-export function programsModule({ catalog, runs, fires, devices, zones, macros, audiences, events, clock, timers, log }: ProgramsModuleDeps) {
+export function programsModule({ catalog, runs, fires, devices, zones, macros, audiences, reach, events, clock, timers, log }: ProgramsModuleDeps) {
   const programs = new ProgramService(catalog.records, runs, fires, devices, zones, macros, events, clock, timers, log);
   const actionMaps = new ActionMapRunner(macros, programs, devices, events, clock);
   const presets = new ActivityPresets(programs, macros, actionMaps);
-  const reach = new RoutineReach(programs, macros, zones, devices.registry);
   return defineModule({
     name: 'programs',
     needs: ['program-catalog', 'home', 'devices'],
     programs,
     presets,
     actionMaps,
-    reach,
     operations: {
       programs: programOperations(programs, { audiences, reach }),
       automations: automationOperations(programs),

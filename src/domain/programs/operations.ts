@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ADMIN_FROM_ANY_APP, ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
 import type { AudienceResolver } from '../access/audience.js';
-import type { RoutineReach } from './routine-reach.js';
+import type { RoutineReach } from '../home/routine-reach.js';
 import { DeviceActionResultSchema } from '../home/schemas.js';
 import { programErrors } from './errors.js';
 import type { Step } from './model.js';

@@ -2,6 +2,7 @@
  * What a program refers to (devices, programs, macros, zones) and whether running it would run
  * itself again (a cycle through run_program steps and macros that run programs).
  */
+import type { RoutineDevices } from '../home/ports.js';
 import type { Program, Step } from './model.js';
 
 export interface References {
@@ -133,11 +134,9 @@ export function lightingDevices(steps: readonly Step[], isLighting: (deviceId: s
   return out;
 }
 
-/** What `devicesReachedBy` reads of the home: programs' steps, macros' devices, zones' devices. */
-export interface RoutineWorld {
+/** What `devicesReachedBy` reads: programs' steps, and the home's macros' and zones' devices. */
+export interface RoutineWorld extends RoutineDevices {
   program(id: string): Pick<Program, 'steps' | 'offSteps'> | undefined;
-  macroDevices(id: string): readonly string[] | undefined;
-  zoneDevices(id: string): readonly string[] | undefined;
 }
 
 /**

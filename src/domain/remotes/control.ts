@@ -7,7 +7,7 @@ import type { DomainEventBus } from '../events.js';
 import type { ActionMap, ActionMapTarget, RemoteSource, Space } from '../home/model.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ActionMapRunner, KeyContext } from '../programs/action-maps.js';
-import type { RoutineReach } from '../programs/routine-reach.js';
+import type { RoutineReach } from '../home/routine-reach.js';
 import { viewOf, type RemoteDirectory, type RemoteView } from './directory.js';
 import { remoteErrors } from './errors.js';
 import type { PairedRemote } from './model.js';

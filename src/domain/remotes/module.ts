@@ -7,7 +7,7 @@ import type { DomainEventBus } from '../events.js';
 import type { PreferencesService } from '../home/preferences.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ActionMapRunner } from '../programs/action-maps.js';
-import type { RoutineReach } from '../programs/routine-reach.js';
+import type { RoutineReach } from '../home/routine-reach.js';
 import { EVERYTHING, NOTHING, type Audience } from '../access/audience.js';
 import type { Role } from '../../platform/operations.js';
 import { RemoteControl, type RemoteAudience } from './control.js';

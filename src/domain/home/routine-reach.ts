@@ -1,9 +1,8 @@
 import type { Audience } from '../access/audience.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
-import type { MacroService } from '../home/macros.js';
-import type { ZoneService } from '../home/zones.js';
-import type { ProgramService } from './program-service.js';
-import { devicesReachedBy, type RoutineWorld } from './references.js';
+import type { Macro, Zone } from './model.js';
+import type { ProgramDirectory, RoutineDevices } from './ports.js';
+import type { DocumentCollection } from '../../platform/document-collection.js';
 
 /**
  * Whether a routine (a program or a macro) stays within what a caller sees: a user without the
@@ -12,30 +11,29 @@ import { devicesReachedBy, type RoutineWorld } from './references.js';
  * is outside, so a user with nothing granted sees none.
  */
 export class RoutineReach {
-  private readonly world: RoutineWorld;
+  private readonly via: RoutineDevices;
 
   constructor(
-    programs: ProgramService,
-    private readonly macros: MacroService,
-    zones: ZoneService,
-    private readonly registry: DeviceRegistry,
+    private readonly programs: ProgramDirectory,
+    macros: DocumentCollection<Macro>,
+    zones: DocumentCollection<Zone>,
+    private readonly registry: Pick<DeviceRegistry, 'find'>,
   ) {
-    this.world = {
-      program: (id) => programs.find(id),
-      macroDevices: (id) => macros.macros.find(id)?.steps.map((step) => step.deviceId),
-      zoneDevices: (id) => zones.zones.find(id)?.deviceIds,
+    this.via = {
+      macroDevices: (id) => macros.find(id)?.steps.map((step) => step.deviceId),
+      zoneDevices: (id) => zones.find(id)?.deviceIds,
     };
   }
 
   seesProgram(audience: Audience, programId: string): boolean {
     if (audience.everything) return true;
-    const { devices, unresolved } = devicesReachedBy(programId, this.world);
+    const { devices, unresolved } = this.programs.devicesReachedBy(programId, this.via);
     return !unresolved && this.allSeen(audience, devices);
   }
 
   seesMacro(audience: Audience, macroId: string): boolean {
     if (audience.everything) return true;
-    const devices = this.world.macroDevices(macroId);
+    const devices = this.via.macroDevices(macroId);
     return devices !== undefined && this.allSeen(audience, devices);
   }
 
