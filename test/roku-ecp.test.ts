@@ -168,6 +168,7 @@ describe('Roku ECP client against the emulator', () => {
     expect((await fetch(`${base}/keypress/Sparkle`, { method: 'POST' })).status).toBe(400);
     expect((await fetch(`${base}/keypress/Home`)).status).toBe(405);
     expect((await fetch(`${base}/query/nothing`)).status).toBe(404);
+    expect((await fetch(`${base}/launch/%E0%A4`, { method: 'POST' })).status).toBe(404);
   });
 
   it('a Host header that is not the device address gets 403, typed', async () => {

@@ -102,6 +102,15 @@ function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] as string);
 }
 
+/** A path segment decoded; undefined when its escapes are broken (the device answers 404). */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 const XML_HEAD = '<?xml version="1.0" encoding="UTF-8" ?>\n';
 
 let emulatorCount = 0;
@@ -268,7 +277,7 @@ export async function startRokuEcpEmulator(options: RokuEmulatorOptions = {}): P
         if (arg === 'active-app') return send(200, activeAppXml());
         if (arg === 'media-player') return send(200, mediaPlayerXml());
         if (arg.startsWith('icon/')) {
-          const app = appById(decodeURIComponent(arg.slice('icon/'.length)));
+          const app = appById(decodeSegment(arg.slice('icon/'.length)));
           if (!app) return send(404);
           const icon = app.icon ?? { contentType: 'image/png', bytes: DEFAULT_ICON_PNG };
           res.writeHead(200, { 'Content-Type': icon.contentType, 'Content-Length': icon.bytes.length });
@@ -278,7 +287,7 @@ export async function startRokuEcpEmulator(options: RokuEmulatorOptions = {}): P
         return send(404);
       }
       case 'launch': {
-        const app = appById(decodeURIComponent(arg));
+        const app = appById(decodeSegment(arg));
         if (!app) return send(404);
         state.activeAppId = app.id;
         state.launchParams = Object.fromEntries(url.searchParams);
