@@ -68,10 +68,10 @@ export type DomainEventBus = EventBus<DomainEvents>;
 
 /**
  * Events after which a token that authenticated before may not any more (an account disabled,
- * demoted, given a new password or removed; a token logged out): live connections admitted with
- * a token re-check it on these and close when it fails.
+ * demoted, given a new password or removed; a token logged out; a remote revoked): live
+ * connections admitted with a token re-check it on these and close when it fails.
  */
-export const CREDENTIALS_CHANGED = ['user.updated', 'user.removed', 'auth.logged_out'] as const satisfies ReadonlyArray<keyof DomainEvents>;
+export const CREDENTIALS_CHANGED = ['user.updated', 'user.removed', 'auth.logged_out', 'remote.revoked'] as const satisfies ReadonlyArray<keyof DomainEvents>;
 
 export function createDomainEventBus(log?: EventBusLogger): DomainEventBus {
   return new EventBus<DomainEvents>(log);

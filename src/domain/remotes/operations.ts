@@ -81,8 +81,7 @@ export function remoteAdminOperations(
       input: Type.Object({}),
       output: Type.Object({ requests: Type.Array(PendingPairingSchema) }),
       async handler(_input, ctx) {
-        const requests = pairing.list();
-        return { requests: isAdmin(ctx) ? requests : requests.map(({ code: _shownToAdminsOnly, ...request }) => request) };
+        return { requests: pairing.list(isAdmin(ctx)) };
       },
     }),
     pairingConfirm: defineOperation({

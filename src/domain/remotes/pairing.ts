@@ -33,12 +33,12 @@ export const PAIRING_LIMITS: PairingLimits = {
   maxKept: 500,
 };
 
-/** A pending request as the household sees it on the hub: with the code the remote must not see. */
+/** A pending request as the household sees it on the hub: with the code the remote must not see, for admins. */
 export interface PendingPairing {
   requestId: string;
   name: string;
   kind?: string;
-  code: string;
+  code?: string;
   clientAddress: string;
   openedAt: string;
   expiresAt: string;
@@ -105,12 +105,13 @@ export class PairingService {
   }
 
   /** Pending requests with their codes, oldest first, for the household to confirm or reject. */
-  list(): PendingPairing[] {
+  /** Pending requests; with `withCodes` (an admin asks), the codes too. */
+  list(withCodes: boolean): PendingPairing[] {
     return this.pending().map((r) => ({
       requestId: r.id,
       name: r.name,
       ...(r.kind ? { kind: r.kind } : {}),
-      code: r.code,
+      ...(withCodes ? { code: r.code } : {}),
       clientAddress: r.clientAddress,
       openedAt: iso(r.openedAt),
       expiresAt: iso(r.expiresAt),

@@ -74,10 +74,8 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     const credential = credentialOf(socket, accepted);
     if (!credential && tokenOptional) return next();
     try {
-      const principal = hub.operations.authenticate(credential);
+      hub.operations.authenticate(credential);
       socket.data.credential = credential;
-      // Kept so that revoking the remote can close its sockets; its rights are checked per call.
-      socket.data.remoteId = principal.remoteId;
       next();
     } catch (err) {
       if (!(err instanceof DomainError)) return next(err as Error);

@@ -41,9 +41,6 @@ export function bindRemoteConnect(hub: Hub, namespace: Namespace, run: SocketRun
   hub.events.on(owner, 'remote.pairing_updated', (e) => {
     push(e.requestId).catch((err: unknown) => log.error({ err, requestId: e.requestId }, 'pairing status not delivered'));
   });
-  hub.events.on(owner, 'remote.revoked', (e) => {
-    for (const socket of namespace.sockets.values()) if (socket.data.remoteId === e.remoteId) socket.disconnect(true);
-  });
 
   namespace.on('connection', (socket) => {
     socket.on('remote:pairing', async (message: unknown, ack?: unknown) => {

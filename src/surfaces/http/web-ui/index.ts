@@ -34,7 +34,7 @@ document.getElementById('login').addEventListener('submit', async (e) => {
 );
 
 /** Remotes waiting to pair (with the code each must match, for an admin), and the buttons that decide. */
-function pairingSection(requests: Array<Omit<PendingPairing, 'code'> & { code?: string }>): string {
+function pairingSection(requests: PendingPairing[]): string {
   const items = requests.map(
     (r) => `<li class="pairing" data-request="${escape(r.requestId)}"><b>${escape(r.name)}</b>${r.kind ? ` (${escape(r.kind)})` : ''} from ${escape(r.clientAddress)}
 ${r.code ? `<div class="code">${escape(r.code)}</div>` : ''}<small>until ${escape(r.expiresAt)}</small><br>
@@ -80,7 +80,7 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
         if (err instanceof DomainError && (err.kind === 'unauthenticated' || err.kind === 'forbidden')) return loginForm;
         throw err;
       }
-      const { requests } = (await hub.operations.invoke(hub.ops.remotes.pairingList.name, {}, callerOf(request, sessionCredential))) as { requests: Array<Omit<PendingPairing, 'code'> & { code?: string }> };
+      const { requests } = (await hub.operations.invoke(hub.ops.remotes.pairingList.name, {}, callerOf(request, sessionCredential))) as { requests: PendingPairing[] };
       return page(
         'Overview',
         `<h1>Home Control</h1><p>Signed in as <b>${escape(principal.username)}</b>.</p>
