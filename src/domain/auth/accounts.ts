@@ -7,7 +7,7 @@ import type { InviteBook } from './invites.js';
 import type { LoginLimiter } from './login-limiter.js';
 import type { RegistrationMode, Role, User, UserRepository, UserView } from './model.js';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
-import type { SerialWrites } from './serial-writes.js';
+import type { SerialWrites } from '../../platform/serial-writes.js';
 
 function viewOf({ passwordHash: _hash, ...user }: User): UserView {
   return user;

@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import { hashToken } from './auth-service.js';
 import { authErrors } from './errors.js';
 import type { Invite, InviteRepository, Role } from './model.js';
-import type { SerialWrites } from './serial-writes.js';
+import type { SerialWrites } from '../../platform/serial-writes.js';
 
 export const INVITE_DEFAULT_HOURS = 72;
 export const INVITE_MAX_HOURS = 720;

@@ -7,7 +7,7 @@ import { InviteBook } from './invites.js';
 import { LoginLimiter } from './login-limiter.js';
 import type { InviteRepository, RegistrationMode, TokenRepository, UserRepository } from './model.js';
 import { authOperations, inviteOperations, userOperations } from './operations.js';
-import { SerialWrites } from './serial-writes.js';
+import { SerialWrites } from '../../platform/serial-writes.js';
 
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 

@@ -1,3 +1,4 @@
+import { SerialWrites } from '../../platform/serial-writes.js';
 import { isIP } from 'node:net';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
@@ -45,7 +46,7 @@ const isHostName = (host: string) => HOST_NAME.test(host) && !/^\d+$/.test(host.
  * two writes built from the same old record would lose one of them.
  */
 export class PlayerService {
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly writes = new SerialWrites();
 
   constructor(
     private readonly players: DocumentCollection<PlayerRecord>,
@@ -64,7 +65,7 @@ export class PlayerService {
 
   /** Resolves once every write queued so far is done, so that an answer reflects them. */
   async settled(): Promise<void> {
-    await this.tail;
+    await this.writes.settled();
   }
 
   list(): PlayerRecord[] {
@@ -101,7 +102,7 @@ export class PlayerService {
 
   /** Creates (no id, or an id not used yet) or replaces a player; its status and createdAt stay. */
   save(input: PlayerInput): Promise<PlayerEntry & { created: boolean }> {
-    return this.serial(async () => {
+    return this.writes.run(async () => {
       const existing = input.id ? this.players.find(input.id) : undefined;
       if (input.logicalDeviceId && input.logicalDeviceId !== existing?.logicalDeviceId) this.devices.registry.get(input.logicalDeviceId);
       if (input.roomId) this.spaces.get(input.roomId);
@@ -124,7 +125,7 @@ export class PlayerService {
 
   /** Removes a player and takes it from every user who had it. */
   remove(id: string): Promise<void> {
-    return this.serial(async () => {
+    return this.writes.run(async () => {
       await this.players.remove(id);
       for (const assignment of this.assignments.list()) {
         if (assignment.playerIds.includes(id)) await this.writeAssignment(assignment.id, assignment.playerIds.filter((p) => p !== id));
@@ -134,7 +135,7 @@ export class PlayerService {
 
   /** Players in a removed space have no room of their own any more (they may still have their device's). */
   spaceRemoved(spaceId: string): Promise<void> {
-    return this.serial(async () => {
+    return this.writes.run(async () => {
       for (const player of this.players.list()) {
         if (player.roomId === spaceId) await this.players.update(player.id, () => ({ roomId: undefined }));
       }
@@ -147,7 +148,7 @@ export class PlayerService {
    * (a peer's clock may run ahead).
    */
   reportStatus(id: string, status: PlayerStatus, lastSeenAt?: string): Promise<PlayerEntry> {
-    return this.serial(async () => {
+    return this.writes.run(async () => {
       const current = this.players.get(id);
       const now = this.clock.now();
       const seen = lastSeenAt !== undefined ? Math.min(Date.parse(lastSeenAt), now) : status === 'online' ? now : (current.persistedStatus?.lastSeenAt ?? null);
@@ -161,7 +162,7 @@ export class PlayerService {
    * record). Decided inside the queue, against the record as earlier writes left it.
    */
   recordRuntimeStatus(players: () => PlayerRecord[], decide: (player: PlayerRecord) => Omit<PersistedStatus, 'origin'> | undefined): Promise<void> {
-    return this.serial(async () => {
+    return this.writes.run(async () => {
       for (const player of players()) {
         const status = decide(player);
         const current = player.persistedStatus;
@@ -178,7 +179,7 @@ export class PlayerService {
 
   /** Replaces the players a user has; unknown users and players are refused, naming them. */
   assign(userId: string, playerIds: string[]): Promise<{ userId: string; playerIds: string[] }> {
-    return this.serial(async () => {
+    return this.writes.run(async () => {
       await this.requireUser(userId);
       const wanted = [...new Set(playerIds)];
       const missing = wanted.filter((id) => !this.players.find(id));
@@ -190,7 +191,7 @@ export class PlayerService {
 
   /** A removed account's assignment goes with it. */
   userRemoved(userId: string): Promise<void> {
-    return this.serial(() => this.writeAssignment(userId, []));
+    return this.writes.run(() => this.writeAssignment(userId, []));
   }
 
   private async writeAssignment(userId: string, playerIds: string[]): Promise<void> {
@@ -211,11 +212,5 @@ export class PlayerService {
     // Answered in ISO 8601, as the roster answers it.
     const shown = persistedStatus ? { persistedStatus: { ...persistedStatus, lastSeenAt: isoOrNull(persistedStatus.lastSeenAt) } } : {};
     return { record: { ...rest, ...shown }, roster: this.roster.view(record), assignedUserIds };
-  }
-
-  private serial<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(work);
-    this.tail = run.catch(() => undefined);
-    return run;
   }
 }
