@@ -1,13 +1,14 @@
 import type { ServerToDriverMessage } from './messages.js';
 
 /**
- * One connected driver instance, whatever carries it (a WebSocket or a child process's stdio).
+ * One connected driver instance, whatever carries it (a WebSocket, a child process's stdio, or a
+ * function call for the integrations built into the hub).
  * The driver manager talks to drivers only through links, so both transports behave alike.
  */
 export interface DriverLink {
   readonly driverKey: string;
   readonly instanceId: string;
-  readonly transport: 'websocket' | 'process';
+  readonly transport: 'websocket' | 'process' | 'builtin';
   /** Overrides the hub's action timeout for this driver (a local manifest's io.actionTimeoutMs). */
   readonly actionTimeoutMs?: number;
   /** Queues a message to the driver. Never throws; a closed link drops it. */

@@ -16,6 +16,9 @@ export interface DriverManagerLogger {
   error(obj: object, msg: string): void;
 }
 
+/** Why a built-in integration failed an action (see `failAction`). */
+export type ActionFailure = 'unreachable' | 'timeout' | 'rejected';
+
 /** The outcome of a message from a driver, so the transport can answer a bad one its own way. */
 export type Receipt = { ok: true } | ({ ok: false } & FailureInfo<'INVALID_MESSAGE' | 'UNKNOWN_TYPE'>);
 
@@ -157,6 +160,42 @@ export class DriverManager {
       this.pending.set(actionId, { link, deviceId: device.id, command, startedAt, resolve, reject, timer });
       link.send({ type: options.kind ?? 'ACTION', actionId, deviceId: device.driverDeviceId!, command, params });
     });
+  }
+
+  /**
+   * A device of the link became reachable or unreachable while the link stays up. Only the
+   * integrations built into the hub say this: the wire protocol has no message for it (a wire
+   * driver's devices are online while its link is).
+   */
+  reportOnline(link: DriverLink, driverDeviceId: string, online: boolean): void {
+    if (this.links.get(link.instanceId)?.link !== link) return;
+    const device = this.devices.findByDriver(link.driverKey, driverDeviceId);
+    if (!device || device.removed) return;
+    if (online) this.claim(link, device.id);
+    this.state.setOnline(device.id, online);
+  }
+
+  /**
+   * Fails a pending action with what went wrong between the integration and the device
+   * (unreachable: 502 DEVICE_UNREACHABLE; no answer in time: 504 DEVICE_TIMEOUT; parameters or
+   * command refused: 422 COMMAND_REJECTED), which an ACTION_RESULT's error text cannot say.
+   * Built-in integrations only.
+   */
+  failAction(link: DriverLink, actionId: string, failure: ActionFailure, reason: string): void {
+    const action = this.pending.get(actionId);
+    if (!action || action.link !== link) return;
+    this.settle(actionId);
+    const device = this.devices.find(action.deviceId);
+    const name = device?.name ?? action.deviceId;
+    this.events.emit('device.command_executed', { deviceId: action.deviceId, command: action.command, ok: false, durationMs: this.clock.now() - action.startedAt, at: this.clock.now() });
+    const details = { deviceId: action.deviceId, driverKey: link.driverKey, command: action.command, reason };
+    action.reject(
+      failure === 'timeout'
+        ? driverErrors.DEVICE_TIMEOUT({ device: name, command: action.command, reason }, { details })
+        : failure === 'rejected'
+          ? driverErrors.COMMAND_REJECTED({ device: name, command: action.command, reason }, { details })
+          : driverErrors.DEVICE_UNREACHABLE({ device: name, reason }, { details, retryAfterSeconds: 5 }),
+    );
   }
 
   /** Sends a free-form message to every connected instance of a driver. */

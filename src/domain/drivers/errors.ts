@@ -7,6 +7,12 @@ export const driverErrors = defineErrors({
   DRIVER_DISCONNECTED: ['upstream_failed', 'The driver {driverKey} disconnected before answering.'],
   /** The driver's own error text, or a default naming the command. */
   DRIVER_ERROR: ['upstream_failed', '{driverMessage}'],
+  /** A built-in integration could not reach the device on the network. */
+  DEVICE_UNREACHABLE: ['upstream_failed', '{device} could not be reached: {reason}'],
+  /** A built-in integration reached the device, which did not answer in time. */
+  DEVICE_TIMEOUT: ['timeout', '{device} did not answer {command} in time: {reason}'],
+  /** A built-in integration refused the command's parameters, or the device refused the command. */
+  COMMAND_REJECTED: ['unprocessable', '{device} refused {command}: {reason}'],
   DRIVER_NOT_FOUND: ['not_found', 'No local driver {driverKey}.'],
   DRIVER_MANIFEST_INVALID: ['conflict', 'The manifest of {driverKey} is invalid: {problem}'],
   INVALID_DRIVER_SETTINGS: ['invalid', 'Invalid settings for {driverKey}: {problem}.'],
