@@ -39,6 +39,20 @@ export interface Config {
   ssePingIntervalMs: number;
   sseMaxBufferBytes: number;
   streamBatchMs: number;
+  media: MediaConfig;
+}
+
+/** Media discovery and the built-in player integrations (docs/media.md). */
+export interface MediaConfig {
+  discoveryTimeoutMs: number;
+  /** Local IPv4 address whose interface discovery sends from and listens on; undefined: the OS's choice. */
+  discoveryInterface: string | undefined;
+  ssdpAddress: { address: string; port: number };
+  mdnsAddress: { address: string; port: number };
+  rokuPollIntervalMs: number;
+  rokuRequestTimeoutMs: number;
+  castStepTimeoutMs: number;
+  castCodeTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -68,6 +82,17 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function optionalPort(env: Env, name: string): number | undefined {
   if (env[name] === undefined || env[name] === '') return undefined;
   return integer(env, name, 0, 0, 65535);
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+/** `address:port` of a discovery group (or, in tests, of a responder on loopback). */
+function udpAddress(env: Env, name: string, fallback: string): { address: string; port: number } {
+  const raw = text(env, name, fallback).trim();
+  const match = /^(.+):(\d{1,5})$/.exec(raw);
+  const port = match ? Number(match[2]) : Number.NaN;
+  if (!match || !IPV4.test(match[1]!) || port < 1 || port > 65535) throw new ConfigError(name, `expected an IPv4 address and port like ${fallback}, got "${raw}"`);
+  return { address: match[1]!, port };
 }
 
 function text(env: Env, name: string, fallback: string): string {
@@ -126,5 +151,23 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     ssePingIntervalMs: integer(env, 'SSE_PING_INTERVAL_MS', 15_000, 100, 600_000),
     sseMaxBufferBytes: integer(env, 'SSE_MAX_BUFFER_BYTES', 1024 * 1024, 4096, 256 * 1024 * 1024),
     streamBatchMs: integer(env, 'STREAM_BATCH_MS', 25, 0, 1000),
+    media: mediaConfig(env),
+  };
+}
+
+function mediaConfig(env: Env): MediaConfig {
+  const discoveryInterface = env.MEDIA_DISCOVERY_INTERFACE === undefined || env.MEDIA_DISCOVERY_INTERFACE === '' ? undefined : env.MEDIA_DISCOVERY_INTERFACE.trim();
+  if (discoveryInterface !== undefined && !IPV4.test(discoveryInterface)) {
+    throw new ConfigError('MEDIA_DISCOVERY_INTERFACE', `expected the IPv4 address of a local interface, got "${discoveryInterface}"`);
+  }
+  return {
+    discoveryTimeoutMs: integer(env, 'MEDIA_DISCOVERY_TIMEOUT_MS', 5000, 100, 60_000),
+    discoveryInterface,
+    ssdpAddress: udpAddress(env, 'MEDIA_SSDP_ADDRESS', '239.255.255.250:1900'),
+    mdnsAddress: udpAddress(env, 'MEDIA_MDNS_ADDRESS', '224.0.0.251:5353'),
+    rokuPollIntervalMs: integer(env, 'ROKU_POLL_INTERVAL_MS', 5000, 100, 3_600_000),
+    rokuRequestTimeoutMs: integer(env, 'ROKU_REQUEST_TIMEOUT_MS', 3000, 50, 60_000),
+    castStepTimeoutMs: integer(env, 'CAST_PAIRING_STEP_TIMEOUT_MS', 10_000, 50, 120_000),
+    castCodeTimeoutMs: integer(env, 'CAST_PAIRING_CODE_TIMEOUT_MS', 120_000, 1000, 600_000),
   };
 }

@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
+import { MediaDiscovery } from './adapters/discovery/media-discovery.js';
 import { ItachClient } from './adapters/itach/itach-client.js';
+import { BridgeIntegration } from './adapters/media-bridge/bridge-integration.js';
+import { RokuIntegration } from './adapters/roku/roku-integration.js';
 import type { Config } from './config.js';
 import { AccessGrants } from './domain/access/access-grants.js';
 import { accessModule } from './domain/access/module.js';
@@ -11,6 +14,7 @@ import { graphModule } from './domain/graph/module.js';
 import { homeModule } from './domain/home/module.js';
 import { intentsModule } from './domain/intents/module.js';
 import { irModule } from './domain/ir/module.js';
+import { mediaModule } from './domain/media/module.js';
 import { playersModule } from './domain/players/module.js';
 import { programCatalogModule, programsModule } from './domain/programs/module.js';
 import { HUB_COMMANDS } from './domain/protocol/command-table.js';
@@ -135,6 +139,34 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     clock,
     log: component('players'),
   });
+  const roku = new RokuIntegration({
+    pollIntervalMs: config.media.rokuPollIntervalMs,
+    requestTimeoutMs: config.media.rokuRequestTimeoutMs,
+    timers,
+    log: component('roku'),
+  });
+  const media = mediaModule({
+    repository: new KyselyDocumentRepository(db, 'media_endpoint'),
+    devices: devices.devices,
+    spaces: home.spaces.spaces,
+    discovery: new MediaDiscovery({
+      interfaceAddress: config.media.discoveryInterface,
+      ssdp: config.media.ssdpAddress,
+      mdns: config.media.mdnsAddress,
+      describeRoku: (host, port) => roku.probe(host, port),
+      log: component('media-discovery'),
+    }),
+    controllers: [roku, new BridgeIntegration()],
+    settings: {
+      discoveryTimeoutMs: config.media.discoveryTimeoutMs,
+      maxDiscoveryTimeoutMs: 60_000,
+    },
+    audiences: accessGrants,
+    events,
+    clock,
+    timers,
+    log: component('media'),
+  });
   const programs = programsModule({
     catalog: programCatalog.catalog,
     runs: new KyselyProgramRunRepository(db),
@@ -161,6 +193,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     design: home.design,
     programs: programs.programs,
     scenes: scenes.scenes,
+    media: media.media,
     readiness,
     audiences: accessGrants,
     clock,
@@ -192,7 +225,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const system = systemModule({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => [...store.appliedMigrations] });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, programs, remotes, graph, intents, system]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, programs, remotes, graph, intents, system]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -214,6 +247,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...players.operations,
     ...access.operations,
     ...remotes.operations,
+    ...media.operations,
   };
 
   return {
@@ -239,6 +273,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     home: { spaces: home.spaces, zones: home.zones, macros: home.macros, alerts: home.alerts, preferences: home.preferences, design: home.design },
     scenes: scenes.scenes,
     intents: intents.intents,
+    media: media.media,
     operations,
     ops,
     /** Migration names applied to the database, once started. */

@@ -342,8 +342,11 @@ describe('home graph', () => {
     expect(snapshot.ready).toBe(true);
     expect(snapshot.waitingFor).toEqual([]);
     expect(snapshot.graph.devices).toHaveLength(11);
+    // The built-in integrations (Roku, media bridge) are connected links too, with no devices here.
     expect(snapshot.drivers.connected.map((d) => [d.driverKey, d.devices]).sort()).toEqual([
       ['acme.home', DEVICES.length],
+      ['media-bridge', 0],
+      ['roku', 0],
       ['slow.bridge', 1],
     ]);
     expect(snapshot.drivers.local.total).toBe(snapshot.drivers.local.drivers.length);

@@ -958,7 +958,7 @@ describe('bootstrap', () => {
     const boot = res.body;
     expect(Object.keys(boot).sort()).toEqual(['at', 'design', 'devices', 'media', 'preferences', 'programs', 'spaces', 'state', 'zones']);
     expect(boot.at).toBe(home.server.clock.now());
-    expect(boot.media).toEqual([]);
+    expect(boot.media).toEqual((await api('GET', '/media/players')).body.players);
     expect(boot.devices).toEqual((await api('GET', '/devices')).body.devices);
     expect(boot.spaces).toEqual((await api('GET', '/spaces')).body.spaces);
     expect(boot.zones).toEqual((await api('GET', '/zones')).body.zones);

@@ -61,6 +61,10 @@ export interface DomainEvents {
   'remote.pairing_updated': { requestId: string; status: 'paired' | 'rejected' | 'expired'; reason?: string; remoteId?: string; by: 'code' | 'household' | 'attempts' | 'expiry'; at: number };
   'remote.revoked': { remoteId: string; name: string; at: number };
   'remote.key_pressed': { remoteId: string; key: string; ok: boolean; at: number };
+  /** Media endpoints: one found (or registered) for the first time, one edited or paired. */
+  'media.endpoint_discovered': { endpointId: string; kind: string; at: number };
+  'media.endpoint_updated': { endpointId: string; enabled: boolean; at: number };
+  'media.cast_pairing': { endpointId: string; status: 'started' | 'paired' | 'failed' | 'cancelled'; reason?: string; at: number };
   'ir.transmitted': { deviceId: string | null; key: string | null; host: string; freqKhz: number; raw: number[]; line: string; at: number };
 }
 

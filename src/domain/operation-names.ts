@@ -6,6 +6,7 @@ import type { graphModule } from './graph/module.js';
 import type { homeModule } from './home/module.js';
 import type { intentsModule } from './intents/module.js';
 import type { irModule } from './ir/module.js';
+import type { mediaModule } from './media/module.js';
 import type { playersModule } from './players/module.js';
 import type { programCatalogModule, programsModule } from './programs/module.js';
 import type { protocolModule } from './protocol/module.js';
@@ -34,6 +35,7 @@ export type OperationName =
   | NamesOf<typeof homeModule>
   | NamesOf<typeof intentsModule>
   | NamesOf<typeof irModule>
+  | NamesOf<typeof mediaModule>
   | NamesOf<typeof playersModule>
   | NamesOf<typeof programCatalogModule>
   | NamesOf<typeof programsModule>

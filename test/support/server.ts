@@ -39,6 +39,13 @@ export async function startServer(
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
     LOG_LEVEL: 'silent',
+    // Discovery never leaves the machine in tests: no multicast, loopback only (the discard port
+    // unless a test starts responders and points these at them).
+    MEDIA_DISCOVERY_INTERFACE: '127.0.0.1',
+    MEDIA_SSDP_ADDRESS: '127.0.0.1:9',
+    MEDIA_MDNS_ADDRESS: '127.0.0.1:9',
+    // A discovery round with an empty body listens this long (the default 5 s would slow the suite).
+    MEDIA_DISCOVERY_TIMEOUT_MS: '200',
     ...options.env,
   });
   const clock = options.clock ?? new ManualClock(Date.now());

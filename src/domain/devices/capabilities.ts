@@ -218,6 +218,9 @@ export const COMMAND_SYNONYMS = {
   stop: ['stop', 'media_stop'],
   next: ['next', 'next_track', 'media_next', 'media_next_track', 'skip_next'],
   previous: ['previous', 'prev', 'previous_track', 'media_previous', 'media_previous_track', 'skip_previous'],
+  seek: ['seek', 'media_seek', 'seek_to', 'set_playback_position'],
+  shuffle: ['shuffle', 'set_shuffle', 'shuffle_set', 'media_shuffle'],
+  repeat: ['repeat', 'set_repeat', 'repeat_set', 'media_repeat'],
   open: ['open', 'open_cover'],
   close: ['close', 'close_cover'],
   set_position: ['set_position', 'set_cover_position', 'position', 'move_to_position'],
@@ -378,8 +381,8 @@ export function classifyCommand(device: Pick<CapabilitySource, 'driverKey' | 'ca
   let capability: CapabilityName | null = null;
   if (meaning) {
     capability = COMMAND_CAPABILITIES.find(([, meanings]) => meanings.includes(meaning))?.[0] ?? null;
-    // stop/next/previous belong to media players even though they alone do not make one.
-    if (!capability && ['stop', 'next', 'previous'].includes(meaning)) capability = 'media';
+    // stop/next/previous/seek/shuffle/repeat belong to media players though they alone make none.
+    if (!capability && ['stop', 'next', 'previous', 'seek', 'shuffle', 'repeat'].includes(meaning)) capability = 'media';
     if (ir && capability && !IR_CAPABILITIES.has(capability)) capability = null;
   }
   return { capability: capability ?? (ir ? 'ir' : null), meaning };

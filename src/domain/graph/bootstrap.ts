@@ -1,5 +1,8 @@
 import { Type } from 'typebox';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import type { AudienceResolver } from '../access/audience.js';
+import type { MediaService } from '../media/media-service.js';
+import { MediaPlayerSchema } from '../media/schemas.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { DeviceSchema, DeviceStateSchema } from '../devices/schemas.js';
 import type { ProgramService } from '../programs/program-service.js';
@@ -15,6 +18,8 @@ export interface BootstrapSources {
   programs: ProgramService;
   preferences: PreferencesService;
   design: DesignService;
+  media: MediaService;
+  audiences: AudienceResolver;
   now(): number;
 }
 
@@ -24,7 +29,7 @@ const Bootstrap = Type.Object({
   spaces: Type.Array(SpaceSchema),
   zones: Type.Array(ZoneSchema),
   programs: Type.Array(Type.Unknown({ description: 'Program records as in GET /programs.' })),
-  media: Type.Array(Type.Unknown(), { description: 'Media players; empty until media services exist.' }),
+  media: Type.Array(MediaPlayerSchema, { description: 'The media player roster, as GET /media/players answers it for the caller.' }),
   state: Type.Record(Type.String(), DeviceStateSchema),
   preferences: PreferencesSchema,
   design: LiveDesignSchema,
@@ -38,7 +43,7 @@ export function bootstrapOperation(src: BootstrapSources) {
     access: OS_ADMIN,
     input: Type.Object({}),
     output: Bootstrap,
-    async handler() {
+    async handler(_input, { principal }) {
       const devices = src.devices.list();
       const state: Record<string, ReturnType<DeviceService['state']['get']>> = {};
       for (const device of devices) state[device.id] = { ...src.devices.state.get(device.id), online: device.online };
@@ -48,7 +53,7 @@ export function bootstrapOperation(src: BootstrapSources) {
         spaces: src.spaces.list(),
         zones: src.zones.list(),
         programs: src.programs.list().map((p) => src.programs.view(p)),
-        media: [],
+        media: src.media.players(src.audiences.audienceOf(principal)),
         state,
         preferences: src.preferences.get(),
         design: src.design.live(),

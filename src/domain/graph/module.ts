@@ -7,6 +7,7 @@ import type { DeviceService } from '../devices/device-service.js';
 import type { DriverManager } from '../drivers/driver-manager.js';
 import type { LocalDriverSupervisor } from '../drivers/local/supervisor.js';
 import type { MacroService } from '../home/macros.js';
+import type { MediaService } from '../media/media-service.js';
 import type { DesignService, PreferencesService } from '../home/preferences.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ZoneService } from '../home/zones.js';
@@ -27,6 +28,7 @@ export interface GraphModuleDeps {
   design: DesignService;
   programs: ProgramService;
   scenes: SceneCatalog;
+  media: MediaService;
   readiness: Readiness;
   audiences: AudienceResolver;
   clock: Clock;
@@ -38,14 +40,14 @@ export interface GraphModuleDeps {
  * on top: it reads every other domain module and nothing reads it.
  */
 export function graphModule(deps: GraphModuleDeps) {
-  const { devices, spaces, zones, programs, preferences, design, clock } = deps;
+  const { devices, spaces, zones, programs, preferences, design, media, audiences, clock } = deps;
   const now = () => clock.now();
   return defineModule({
     name: 'graph',
-    needs: ['devices', 'drivers', 'home', 'programs', 'scenes'],
+    needs: ['devices', 'drivers', 'home', 'programs', 'scenes', 'media'],
     operations: {
       graph: graphOperations({ ...deps, now }),
-      bootstrap: { bootstrap: bootstrapOperation({ devices, spaces, zones, programs, preferences, design, now }) },
+      bootstrap: { bootstrap: bootstrapOperation({ devices, spaces, zones, programs, preferences, design, media, audiences, now }) },
     },
   });
 }

@@ -46,6 +46,9 @@ export const HUB_EVENT_TYPES: Record<string, string> = {
   'remote.pairing_updated': 'A pairing request was paired, rejected or expired.',
   'remote.revoked': 'A paired remote was unpaired; its token no longer works.',
   'remote.key_pressed': 'A paired remote pressed a key (ok: whether what it maps to ran).',
+  'media.endpoint_discovered': 'A media endpoint was found (or registered) for the first time.',
+  'media.endpoint_updated': 'A media endpoint was relabelled, enabled, disabled or paired.',
+  'media.cast_pairing': 'A cast pairing started, completed, failed or was cancelled.',
 };
 
 export interface HubEvent {

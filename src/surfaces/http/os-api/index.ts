@@ -3,6 +3,7 @@ import { contractErrorBody, notFoundHandler } from '../error-handler.js';
 import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
 import { homeRoutes } from './home.js';
+import { mediaRoutes } from './media.js';
 import { programRoutes } from './programs.js';
 import { remoteRoutes } from './remotes.js';
 import { stateStreamRoute } from '../../sse/state-stream.js';
@@ -26,5 +27,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(homeRoutes, options);
   await app.register(programRoutes, options);
   await app.register(remoteRoutes, options);
+  await app.register(mediaRoutes, options);
   await app.register(stateStreamRoute, options);
 };
