@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
+import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
 import { MediaDiscovery } from './adapters/discovery/media-discovery.js';
 import { ItachClient } from './adapters/itach/itach-client.js';
 import { BridgeIntegration } from './adapters/media-bridge/bridge-integration.js';
@@ -156,10 +158,16 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       describeRoku: (host, port) => roku.probe(host, port),
       log: component('media-discovery'),
     }),
-    controllers: [roku, new BridgeIntegration()],
+    controllers: [
+      roku,
+      new AndroidTvIntegration({ connectTimeoutMs: config.media.castStepTimeoutMs, retryMs: 2000, maxRetryMs: 60_000, timers, log: component('androidtv') }),
+      new BridgeIntegration(),
+    ],
+    pairer: new AndroidTvPairer(),
     settings: {
       discoveryTimeoutMs: config.media.discoveryTimeoutMs,
       maxDiscoveryTimeoutMs: 60_000,
+      pairing: { stepTimeoutMs: config.media.castStepTimeoutMs, codeTimeoutMs: config.media.castCodeTimeoutMs, clientName: 'Home Control Service' },
     },
     audiences: accessGrants,
     events,

@@ -6,11 +6,12 @@ import type { AudienceResolver } from '../access/audience.js';
 import { attachBuiltInDriver } from '../drivers/builtin.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
+import { CastPairingService, type CastPairingSettings } from './cast-pairing.js';
 import { mediaErrors } from './errors.js';
 import { MediaService, type MediaSettings } from './media-service.js';
 import type { MediaEndpoint } from './model.js';
 import { mediaOperations } from './operations.js';
-import type { EndpointController, EndpointDiscovery } from './ports.js';
+import type { CastPairer, EndpointController, EndpointDiscovery } from './ports.js';
 
 export interface MediaModuleDeps {
   repository: DocumentRepository<MediaEndpoint>;
@@ -19,7 +20,8 @@ export interface MediaModuleDeps {
   discovery: EndpointDiscovery;
   /** One built-in integration per endpoint kind it controls (Roku, Android TV, bridge). */
   controllers: readonly EndpointController[];
-  settings: MediaSettings;
+  pairer: CastPairer;
+  settings: MediaSettings & { pairing: CastPairingSettings };
   audiences: AudienceResolver;
   events: DomainEventBus;
   clock: Clock;
@@ -33,7 +35,7 @@ export interface MediaModuleDeps {
  * devices it makes of endpoints are commanded and watched like every driver's.
  */
 export function mediaModule(deps: MediaModuleDeps) {
-  const { devices, events, clock, log } = deps;
+  const { devices, events, clock, timers, log } = deps;
   const media = new MediaService(
     new DocumentCollection(deps.repository, clock, mediaErrors.ENDPOINT_NOT_FOUND),
     devices,
@@ -45,18 +47,21 @@ export function mediaModule(deps: MediaModuleDeps) {
     clock,
     log,
   );
+  const pairing = new CastPairingService(media, deps.pairer, deps.settings.pairing, events, clock, timers);
   const detachments: Array<() => void> = [];
   return defineModule({
     name: 'media',
     needs: ['storage', 'devices', 'home'],
     media,
-    operations: { media: mediaOperations(media, deps.audiences) },
+    pairing,
+    operations: { media: mediaOperations(media, pairing, deps.audiences) },
     async start() {
       for (const controller of deps.controllers) detachments.push(attachBuiltInDriver(devices.drivers, controller, log));
       await media.load();
       log.info({ endpoints: media.endpointViews().length, integrations: deps.controllers.map((c) => c.driverKey) }, 'media endpoints loaded');
     },
     async stop() {
+      pairing.stop();
       for (const detach of detachments.splice(0).reverse()) detach();
       await media.settled();
     },

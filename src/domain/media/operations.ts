@@ -1,9 +1,12 @@
 import { Type } from 'typebox';
 import { ADMIN_ACCOUNT, ANY_ACCOUNT, defineOperation } from '../../platform/operations.js';
 import type { AudienceResolver } from '../access/audience.js';
+import type { CastPairingService } from './cast-pairing.js';
 import type { MediaService } from './media-service.js';
 import {
   BridgeRegisterInput,
+  CastPairFinishInput,
+  CastPairStartInput,
   DiscoverInput,
   DiscoverOutput,
   EndpointSchema,
@@ -13,7 +16,7 @@ import {
   PlayerCommandOutput,
 } from './schemas.js';
 
-export function mediaOperations(media: MediaService, audiences: AudienceResolver) {
+export function mediaOperations(media: MediaService, pairing: CastPairingService, audiences: AudienceResolver) {
   return {
     players: defineOperation({
       name: 'media.players',
@@ -80,6 +83,28 @@ export function mediaOperations(media: MediaService, audiences: AudienceResolver
       output: Type.Object({ endpoint: EndpointSchema, created: Type.Boolean() }),
       async handler(input, { principal }) {
         return media.registerBridge(input, principal?.userId ?? null);
+      },
+    }),
+    pairStart: defineOperation({
+      name: 'media.cast.pair.start',
+      summary: 'Start pairing an Android TV / Google TV endpoint (Android TV Remote v2): the TV shows a 6-digit code.',
+      description: '409 CAST_PAIRING_IN_PROGRESS while another pairing waits; 422 ENDPOINT_NOT_PAIRABLE for other kinds; 502 CAST_PAIRING_FAILED when the TV cannot be reached; 504 CAST_PAIRING_TIMEOUT.',
+      access: ADMIN_ACCOUNT,
+      input: CastPairStartInput,
+      output: Type.Object({ endpointId: Type.String(), status: Type.Literal('awaiting_code'), expiresAt: Type.String({ format: 'date-time' }) }),
+      async handler(input) {
+        return pairing.start(input);
+      },
+    }),
+    pairFinish: defineOperation({
+      name: 'media.cast.pair.finish',
+      summary: 'Finish the pairing with the code the TV shows; the pairing is stored and the TV is controlled from then on.',
+      description: '409 CAST_PAIRING_NOT_STARTED when no pairing waits; 422 CAST_PAIRING_CODE_WRONG (the pairing stays open for another try); 504 CAST_PAIRING_TIMEOUT; 502 CAST_PAIRING_FAILED.',
+      access: ADMIN_ACCOUNT,
+      input: CastPairFinishInput,
+      output: Type.Object({ endpoint: EndpointSchema }),
+      async handler(input) {
+        return pairing.finish(input);
       },
     }),
   };

@@ -33,7 +33,7 @@ export interface EndpointController extends BuiltInDriver {
 /** A pairing in progress with a TV, waiting for the code it shows. */
 export interface PairingSession {
   /** Sends the code; resolves with what to store, or rejects with a CastPairingFailure. */
-  finish(code: string): Promise<CastPairing>;
+  finish(code: string): Promise<Omit<CastPairing, 'pairedAt'>>;
   cancel(): void;
 }
 

@@ -10,5 +10,7 @@ export const mediaRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, 
   route('GET', '/media-services/endpoints', ops.endpoints);
   route('POST', '/media-services/endpoints/discover', ops.discover);
   route('POST', '/media-services/endpoints/update', ops.updateEndpoint);
+  route('POST', '/media-services/endpoints/cast/pair/start', ops.pairStart);
+  route('POST', '/media-services/endpoints/cast/pair/finish', ops.pairFinish);
   route('POST', '/media-services/bridge/endpoints/register', ops.registerBridge);
 };
