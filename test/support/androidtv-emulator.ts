@@ -1,5 +1,6 @@
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
+import type protobuf from 'protobufjs';
 import { generateClientIdentity } from '../../src/adapters/androidtv/identity.js';
 import { FrameReader, frame, OuterMessage, RemoteMessage } from '../../src/adapters/androidtv/messages.js';
 
@@ -51,6 +52,20 @@ function hashFor(client: X509Certificate, tv: X509Certificate, lastTwoBytes: Buf
   return h.update(lastTwoBytes).digest();
 }
 
+type Decoded = Record<string, Record<string, unknown> | undefined>;
+
+/** Calls `handle` with each decoded message from the client; a bad frame or message ends the connection. */
+function onMessages(socket: TLSSocket, type: protobuf.Type, handle: (m: Decoded) => void): void {
+  const reader = new FrameReader();
+  socket.on('data', (chunk: Buffer) => {
+    try {
+      for (const bytes of reader.push(chunk)) handle(type.toObject(type.decode(bytes)) as Decoded);
+    } catch {
+      socket.destroy();
+    }
+  });
+}
+
 export async function startAndroidTvEmulator(options: { name?: string; silentPairing?: boolean } = {}): Promise<AndroidTvEmulator> {
   const identity = generateClientIdentity(options.name ?? 'Emulated TV');
   const tvCert = new X509Certificate(identity.certificatePem);
@@ -70,35 +85,25 @@ export async function startAndroidTvEmulator(options: { name?: string; silentPai
     if (options.silentPairing) return;
     const client = socket.getPeerX509Certificate();
     if (!client) return socket.destroy();
-    const reader = new FrameReader();
     let expected: Buffer | null = null;
     const reply = (m: Record<string, unknown>) => socket.write(frame(OuterMessage, { protocolVersion: 2, status: OK, ...m }));
-    socket.on('data', (chunk: Buffer) => {
-      let frames: Buffer[];
-      try {
-        frames = reader.push(chunk);
-      } catch {
-        return socket.destroy();
-      }
-      for (const bytes of frames) {
-        const m = OuterMessage.toObject(OuterMessage.decode(bytes)) as Record<string, Record<string, unknown> | undefined>;
-        if (m.pairingRequest) reply({ pairingRequestAck: { serverName: options.name ?? 'Emulated TV' } });
-        else if (m.options) reply({ options: { preferredRole: 1, inputEncodings: [{ type: 3, symbolLength: 6 }] } });
-        else if (m.configuration) {
-          const lastTwo = randomBytes(2);
-          expected = hashFor(client, tvCert, lastTwo);
-          code = (expected.subarray(0, 1).toString('hex') + lastTwo.toString('hex')).toUpperCase();
-          reply({ configurationAck: {} });
-        } else if (m.secret) {
-          const secret = m.secret.secret as Uint8Array | undefined;
-          if (expected && secret && Buffer.from(secret).equals(expected)) {
-            paired.add(client.fingerprint256);
-            pairedClients.push(client.fingerprint256);
-            code = null;
-            reply({ secretAck: { secret: expected } });
-          } else {
-            socket.end(frame(OuterMessage, { protocolVersion: 2, status: BAD_SECRET }));
-          }
+    onMessages(socket, OuterMessage, (m) => {
+      if (m.pairingRequest) reply({ pairingRequestAck: { serverName: options.name ?? 'Emulated TV' } });
+      else if (m.options) reply({ options: { preferredRole: 1, inputEncodings: [{ type: 3, symbolLength: 6 }] } });
+      else if (m.configuration) {
+        const lastTwo = randomBytes(2);
+        expected = hashFor(client, tvCert, lastTwo);
+        code = (expected.subarray(0, 1).toString('hex') + lastTwo.toString('hex')).toUpperCase();
+        reply({ configurationAck: {} });
+      } else if (m.secret) {
+        const secret = m.secret.secret as Uint8Array | undefined;
+        if (expected && secret && Buffer.from(secret).equals(expected)) {
+          paired.add(client.fingerprint256);
+          pairedClients.push(client.fingerprint256);
+          code = null;
+          reply({ secretAck: { secret: expected } });
+        } else {
+          socket.end(frame(OuterMessage, { protocolVersion: 2, status: BAD_SECRET }));
         }
       }
     });
@@ -116,50 +121,40 @@ export async function startAndroidTvEmulator(options: { name?: string; silentPai
     const client = socket.getPeerX509Certificate();
     // A TV ends the connection of a client it has not paired with.
     if (!client || !paired.has(client.fingerprint256)) return socket.destroy();
-    const reader = new FrameReader();
     const send = (m: Record<string, unknown>) => socket.write(frame(RemoteMessage, m));
     send({ remoteConfigure: { code1: FEATURES, deviceInfo: { model: 'Emulated TV', vendor: 'Test', unknown1: 1, unknown2: '1', packageName: 'androidtvremote', appVersion: '5.0' } } });
     socket.on('close', () => {
       remotes.delete(socket);
       pings.delete(socket);
     });
-    socket.on('data', (chunk: Buffer) => {
-      let frames: Buffer[];
-      try {
-        frames = reader.push(chunk);
-      } catch {
-        return socket.destroy();
-      }
-      for (const bytes of frames) {
-        const m = RemoteMessage.toObject(RemoteMessage.decode(bytes)) as Record<string, Record<string, unknown> | undefined>;
-        if (m.remoteConfigure) send({ remoteSetActive: {} });
-        else if (m.remoteSetActive) {
-          remotes.add(socket);
-          send({ remoteStart: { started: state.power } });
-          send({ remoteSetVolumeLevel: { playerModel: 'Emulated TV', volumeMax: VOLUME_MAX, volumeLevel: state.volume, volumeMuted: state.muted } });
-          send({ remoteImeKeyInject: { appInfo: { appPackage: state.app } } });
-        } else if (m.remotePingResponse) pings.get(socket)?.(Number(m.remotePingResponse.val1 ?? 0));
-        else if (m.remoteKeyInject) {
-          const key = Number(m.remoteKeyInject.keyCode ?? 0);
-          keys.push(key);
-          if (key === 26) {
-            state.power = !state.power;
-            pushPower();
-          } else if (key === 24 || key === 25) {
-            state.volume = Math.max(0, Math.min(VOLUME_MAX, state.volume + (key === 24 ? 1 : -1)));
-            state.muted = false;
-            pushVolume();
-          } else if (key === 164) {
-            state.muted = !state.muted;
-            pushVolume();
-          }
-        } else if (m.remoteAppLinkLaunchRequest) {
-          const link = String(m.remoteAppLinkLaunchRequest.appLink ?? '');
-          appLinks.push(link);
-          const pkg = /[?&]id=([^&]+)/.exec(link)?.[1];
-          state.app = pkg ?? link;
-          pushApp();
+    onMessages(socket, RemoteMessage, (m) => {
+      if (m.remoteConfigure) send({ remoteSetActive: {} });
+      else if (m.remoteSetActive) {
+        remotes.add(socket);
+        send({ remoteStart: { started: state.power } });
+        send({ remoteSetVolumeLevel: { playerModel: 'Emulated TV', volumeMax: VOLUME_MAX, volumeLevel: state.volume, volumeMuted: state.muted } });
+        send({ remoteImeKeyInject: { appInfo: { appPackage: state.app } } });
+      } else if (m.remotePingResponse) pings.get(socket)?.(Number(m.remotePingResponse.val1 ?? 0));
+      else if (m.remoteKeyInject) {
+        const key = Number(m.remoteKeyInject.keyCode ?? 0);
+        keys.push(key);
+        if (key === 26) {
+          state.power = !state.power;
+          pushPower();
+        } else if (key === 24 || key === 25) {
+          state.volume = Math.max(0, Math.min(VOLUME_MAX, state.volume + (key === 24 ? 1 : -1)));
+          state.muted = false;
+          pushVolume();
+        } else if (key === 164) {
+          state.muted = !state.muted;
+          pushVolume();
         }
+      } else if (m.remoteAppLinkLaunchRequest) {
+        const link = String(m.remoteAppLinkLaunchRequest.appLink ?? '');
+        appLinks.push(link);
+        const pkg = /[?&]id=([^&]+)/.exec(link)?.[1];
+        state.app = pkg ?? link;
+        pushApp();
       }
     });
   });
