@@ -128,11 +128,10 @@ export class MediaService {
     const controlled = new Set<string>();
     for (const device of this.devices.registry.list()) {
       if (device.removed) continue;
-      const controller = this.controllerOfDriver(device.driverKey);
-      if (controller && device.driverDeviceId) {
-        const endpoint = this.endpoints.find(device.driverDeviceId);
-        if (endpoint && !endpoint.enabled) continue;
-        controlled.add(device.driverDeviceId);
+      const endpointId = this.endpointIdOf(device);
+      if (endpointId !== null) {
+        if (this.endpoints.find(endpointId)?.enabled === false) continue;
+        controlled.add(endpointId);
       }
       if (!audience.seesDevice(device)) continue;
       const player = this.devicePlayer(device);
@@ -148,10 +147,29 @@ export class MediaService {
     return [...out, ...endpoints];
   }
 
+  /** One player, looked up directly (a command must not build the whole roster). */
   player(id: string, audience: Audience): MediaPlayer {
-    const found = this.players(audience).find((p) => p.id === id);
-    if (!found) throw mediaErrors.MEDIA_PLAYER_NOT_FOUND({ id }, { details: { id } });
-    return found;
+    const missing = () => mediaErrors.MEDIA_PLAYER_NOT_FOUND({ id }, { details: { id } });
+    const device = this.devices.registry.find(id);
+    if (device) {
+      const endpointId = this.endpointIdOf(device);
+      if (device.removed || !audience.seesDevice(device) || (endpointId !== null && this.endpoints.find(endpointId)?.enabled === false)) throw missing();
+      const player = this.devicePlayer(device);
+      if (!player) throw missing();
+      return player;
+    }
+    const endpoint = this.endpoints.find(id);
+    if (!endpoint || !endpoint.enabled || !audience.everything) throw missing();
+    // An endpoint a live device stands for is that device's player, under the device's id.
+    const controller = this.controllers.get(endpoint.kind);
+    const standIn = controller ? this.devices.registry.findByDriver(controller.driverKey, endpoint.id) : undefined;
+    if (standIn && !standIn.removed) throw missing();
+    return this.endpointPlayer(endpoint);
+  }
+
+  /** The endpoint a built-in integration's device stands for; null for any other device. */
+  private endpointIdOf(device: LogicalDevice): string | null {
+    return device.driverDeviceId !== null && this.controllerOfDriver(device.driverKey) ? device.driverDeviceId : null;
   }
 
   /**
