@@ -13,6 +13,7 @@ import { homeErrors } from '../src/domain/home/errors.js';
 import { intentErrors } from '../src/domain/intents/errors.js';
 import { irErrors } from '../src/domain/ir/errors.js';
 import { mediaErrors } from '../src/domain/media/errors.js';
+import { musicErrors } from '../src/domain/music/errors.js';
 import { playerErrors } from '../src/domain/players/errors.js';
 import { programErrors } from '../src/domain/programs/errors.js';
 import { remoteErrors } from '../src/domain/remotes/errors.js';
@@ -62,6 +63,7 @@ export const ERROR_CATALOGUES: CatalogueEntry[] = [
   { title: 'home', source: 'src/domain/home/errors.ts', catalogue: homeErrors, reaches: EVERYWHERE },
   { title: 'players', source: 'src/domain/players/errors.ts', catalogue: playerErrors, reaches: { http: true, hub: false }, about: 'The player roster and its admin routes; no hub protocol command reaches them.' },
   { title: 'media', source: 'src/domain/media/errors.ts', catalogue: mediaErrors, reaches: { http: true, hub: false }, about: 'Media players, endpoint discovery, bridge endpoints and cast pairing (docs/media.md); no hub protocol command reaches them.' },
+  { title: 'music', source: 'src/domain/music/errors.ts', catalogue: musicErrors, reaches: { http: true, hub: false }, about: 'The local media controller (MPD) and the music services (docs/media.md); no hub protocol command reaches them.' },
   { title: 'programs', source: 'src/domain/programs/errors.ts', catalogue: programErrors, reaches: EVERYWHERE },
   {
     title: 'remotes',

@@ -53,6 +53,7 @@ export interface MediaConfig {
   rokuRequestTimeoutMs: number;
   castStepTimeoutMs: number;
   castCodeTimeoutMs: number;
+  mpd: { host: string; port: number; password: string | undefined; timeoutMs: number };
 }
 
 export class ConfigError extends Error {
@@ -169,5 +170,11 @@ function mediaConfig(env: Env): MediaConfig {
     rokuRequestTimeoutMs: integer(env, 'ROKU_REQUEST_TIMEOUT_MS', 3000, 50, 60_000),
     castStepTimeoutMs: integer(env, 'CAST_PAIRING_STEP_TIMEOUT_MS', 10_000, 50, 120_000),
     castCodeTimeoutMs: integer(env, 'CAST_PAIRING_CODE_TIMEOUT_MS', 120_000, 1000, 600_000),
+    mpd: {
+      host: text(env, 'MPD_HOST', '127.0.0.1'),
+      port: integer(env, 'MPD_PORT', 6600, 1, 65535),
+      password: env.MPD_PASSWORD === undefined || env.MPD_PASSWORD === '' ? undefined : env.MPD_PASSWORD,
+      timeoutMs: integer(env, 'MPD_TIMEOUT_MS', 5000, 50, 60_000),
+    },
   };
 }

@@ -4,6 +4,7 @@ import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
 import { MediaDiscovery } from './adapters/discovery/media-discovery.js';
 import { ItachClient } from './adapters/itach/itach-client.js';
 import { BridgeIntegration } from './adapters/media-bridge/bridge-integration.js';
+import { MpdPlayer } from './adapters/mpd/mpd-player.js';
 import { RokuIntegration } from './adapters/roku/roku-integration.js';
 import type { Config } from './config.js';
 import { AccessGrants } from './domain/access/access-grants.js';
@@ -17,6 +18,7 @@ import { homeModule } from './domain/home/module.js';
 import { intentsModule } from './domain/intents/module.js';
 import { irModule } from './domain/ir/module.js';
 import { mediaModule } from './domain/media/module.js';
+import { musicModule } from './domain/music/module.js';
 import { playersModule } from './domain/players/module.js';
 import { programCatalogModule, programsModule } from './domain/programs/module.js';
 import { HUB_COMMANDS } from './domain/protocol/command-table.js';
@@ -175,6 +177,13 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     timers,
     log: component('media'),
   });
+  const music = musicModule({
+    player: new MpdPlayer({ ...config.media.mpd, retryMs: 1000, maxRetryMs: 30_000, clock, timers, log: component('mpd') }),
+    media: media.media,
+    audiences: accessGrants,
+    events,
+    log: component('music'),
+  });
   const programs = programsModule({
     catalog: programCatalog.catalog,
     runs: new KyselyProgramRunRepository(db),
@@ -233,7 +242,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const system = systemModule({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => [...store.appliedMigrations] });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, programs, remotes, graph, intents, system]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -256,6 +265,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...access.operations,
     ...remotes.operations,
     ...media.operations,
+    ...music.operations,
   };
 
   return {
@@ -282,6 +292,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     scenes: scenes.scenes,
     intents: intents.intents,
     media: media.media,
+    mediaController: music.controller,
     operations,
     ops,
     /** Migration names applied to the database, once started. */

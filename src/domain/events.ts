@@ -1,6 +1,7 @@
 import { EventBus, type EventBusLogger } from '../platform/event-bus.js';
 import type { DeviceActionResult, LogicalDevice } from './devices/model.js';
 import type { ActionMap, Alert, Macro, Space, Zone, ZoneGroup } from './home/model.js';
+import type { LocalPlayerState } from './music/model.js';
 import type { Program, ProgramRun } from './programs/model.js';
 
 /**
@@ -65,6 +66,8 @@ export interface DomainEvents {
   'media.endpoint_discovered': { endpointId: string; kind: string; at: number };
   'media.endpoint_updated': { endpointId: string; enabled: boolean; at: number };
   'media.cast_pairing': { endpointId: string; status: 'started' | 'paired' | 'failed' | 'cancelled'; reason?: string; at: number };
+  /** The local media controller (MPD) changed: playback, song, volume, options, queue, or its connection. */
+  'media_controller.state_changed': { state: LocalPlayerState; at: number };
   'ir.transmitted': { deviceId: string | null; key: string | null; host: string; freqKhz: number; raw: number[]; line: string; at: number };
 }
 

@@ -7,6 +7,7 @@ import type { homeModule } from './home/module.js';
 import type { intentsModule } from './intents/module.js';
 import type { irModule } from './ir/module.js';
 import type { mediaModule } from './media/module.js';
+import type { musicModule } from './music/module.js';
 import type { playersModule } from './players/module.js';
 import type { programCatalogModule, programsModule } from './programs/module.js';
 import type { protocolModule } from './protocol/module.js';
@@ -36,6 +37,7 @@ export type OperationName =
   | NamesOf<typeof intentsModule>
   | NamesOf<typeof irModule>
   | NamesOf<typeof mediaModule>
+  | NamesOf<typeof musicModule>
   | NamesOf<typeof playersModule>
   | NamesOf<typeof programCatalogModule>
   | NamesOf<typeof programsModule>

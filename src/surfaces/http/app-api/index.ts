@@ -8,6 +8,7 @@ import { envelopeFailure } from './envelope.js';
 import { appPlayerRoutes } from './players.js';
 import { appHomeRoutes } from './home.js';
 import { appIntegrationRoutes } from './integrations.js';
+import { appMediaRoutes } from './media.js';
 import { appProgramRoutes } from './programs.js';
 import { appRoomRoutes } from './rooms.js';
 import { appSequenceRoutes } from './sequences.js';
@@ -27,7 +28,7 @@ export interface AppApiOptions {
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, options) => {
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
-  for (const family of [appAuthRoutes, appDeviceRoutes, appEntityRoutes, appRoomRoutes, appIntegrationRoutes, appProgramRoutes, appSequenceRoutes, appHomeRoutes, appPlayerRoutes]) {
+  for (const family of [appAuthRoutes, appDeviceRoutes, appEntityRoutes, appRoomRoutes, appIntegrationRoutes, appProgramRoutes, appSequenceRoutes, appHomeRoutes, appPlayerRoutes, appMediaRoutes]) {
     await family(app, options);
   }
 };

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { mediaControllerStreamRoute } from '../../sse/media-controller-stream.js';
 import { osRoutes, type OsApiOptions } from './options.js';
 
 /** Media players and playback endpoints (docs/media.md). */
@@ -13,4 +14,17 @@ export const mediaRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, 
   route('POST', '/media-services/endpoints/cast/pair/start', ops.pairStart);
   route('POST', '/media-services/endpoints/cast/pair/finish', ops.pairFinish);
   route('POST', '/media-services/bridge/endpoints/register', ops.registerBridge);
+
+  const music = hub.ops.music;
+  const musicRoute = osRoutes(app, hub, base, ['music']);
+  musicRoute('GET', '/media-controller/state', music.controllerState);
+  musicRoute('POST', '/media-controller/control', music.controllerControl);
+  await app.register(mediaControllerStreamRoute, { hub, base });
+  musicRoute('GET', '/media-services/status', music.status);
+  musicRoute('POST', '/media-services/status', music.statusQuery);
+  musicRoute('GET', '/media-services/players', music.players);
+  musicRoute('POST', '/media-services/search', music.search);
+  musicRoute('POST', '/media-services/play', music.play);
+  musicRoute('POST', '/media-services/command', music.command);
+  musicRoute('GET', '/media-services/queue/:targetId', music.queue);
 };
