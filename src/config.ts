@@ -54,6 +54,8 @@ export interface MediaConfig {
   castStepTimeoutMs: number;
   castCodeTimeoutMs: number;
   mpd: { host: string; port: number; password: string | undefined; timeoutMs: number };
+  /** Other MPD instances music can play on: `MPD_TARGETS=kitchen=10.0.0.5:6600,garage=10.0.0.6:6600`. */
+  mpdTargets: Array<{ id: string; host: string; port: number }>;
 }
 
 export class ConfigError extends Error {
@@ -176,5 +178,17 @@ function mediaConfig(env: Env): MediaConfig {
       password: env.MPD_PASSWORD === undefined || env.MPD_PASSWORD === '' ? undefined : env.MPD_PASSWORD,
       timeoutMs: integer(env, 'MPD_TIMEOUT_MS', 5000, 50, 60_000),
     },
+    mpdTargets: mpdTargets(env),
   };
+}
+
+function mpdTargets(env: Env): MediaConfig['mpdTargets'] {
+  const raw = text(env, 'MPD_TARGETS', '').trim();
+  if (raw === '') return [];
+  return raw.split(',').map((entry) => {
+    const m = /^([a-z0-9][a-z0-9-]{0,31})=([A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\]):(\d{1,5})$/.exec(entry.trim());
+    const port = m ? Number(m[3]) : 0;
+    if (!m || port < 1 || port > 65535) throw new ConfigError('MPD_TARGETS', `expected id=host:port entries separated by commas (id: lowercase letters, digits, dashes), got "${entry.trim()}"`);
+    return { id: m[1]!, host: m[2]!.replace(/^\[|\]$/g, ''), port };
+  });
 }

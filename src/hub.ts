@@ -179,6 +179,11 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   });
   const music = musicModule({
     player: new MpdPlayer({ ...config.media.mpd, retryMs: 1000, maxRetryMs: 30_000, clock, timers, log: component('mpd') }),
+    targets: config.media.mpdTargets.map(({ id, host, port }) => ({
+      id: `mpd:${id}`,
+      name: id,
+      player: new MpdPlayer({ host, port, timeoutMs: config.media.mpd.timeoutMs, retryMs: 1000, maxRetryMs: 30_000, clock, timers, log: component(`mpd:${id}`) }),
+    })),
     media: media.media,
     audiences: accessGrants,
     events,

@@ -219,4 +219,42 @@ describe('music services', () => {
     expect(legacyBad.status).toBe(404);
     expect(legacyBad.body).toMatchObject({ status: false, code: 'MUSIC_TARGET_NOT_FOUND' });
   });
+
+  it('moves playback between two MPD instances, at its position, with or without the queue, and stops the source', async () => {
+    const first = await mpd();
+    const second = await mpd();
+    const { call } = await hub(first, { MPD_TARGETS: `den=127.0.0.1:${second.port}` });
+    for (const id of ['local', 'mpd:den']) {
+      await until(() => call('GET', '/media-services/players'), (r) => (r.body.players as Array<{ id: string; online: boolean }>).some((p) => p.id === id && p.online), `${id} online`);
+    }
+    await call('POST', '/media-services/play', { targetId: 'local', uri: 'album:Album 00001' });
+    await call('POST', '/media-controller/control', { action: 'play_index', params: { index: 3 } });
+    await call('POST', '/media-controller/control', { action: 'seek', params: { position: 30 } });
+    await until(() => call('GET', '/media-controller/state'), (r) => (r.body.song as { position: number } | null)?.position === 3 && Number(r.body.elapsedSeconds) >= 30, 'song 3 at 30 s');
+
+    let res = await call('POST', '/media-services/transfer', { fromTargetId: 'local', toTargetId: 'mpd:den', includeQueue: true });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ fromTargetId: 'local', toTargetId: 'mpd:den', moved: 10, song: { uri: first.library[13]!.file, position: 3 } });
+    expect(Number(res.body.positionSeconds)).toBeGreaterThanOrEqual(30);
+    expect(second.queue()).toEqual(first.queue());
+    expect(second.state).toMatchObject({ state: 'play', song: 3 });
+    expect(first.state.state).toBe('stop');
+    const den = await until(() => call('GET', '/media-services/queue/mpd:den'), (r) => r.status === 200, 'den queue');
+    expect(den.body.items).toHaveLength(10);
+
+    // Back, the current song only.
+    res = await call('POST', '/media-services/transfer', { fromTargetId: 'mpd:den', toTargetId: 'local' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ moved: 1 });
+    expect(first.queue()).toEqual([first.library[13]!.file]);
+    expect(second.state.state).toBe('stop');
+
+    res = await call('POST', '/media-services/transfer', { fromTargetId: 'mpd:den', toTargetId: 'local' });
+    expect(res.status).toBe(409);
+    expect(res.body.error?.code).toBe('NOTHING_PLAYING');
+    expect((await call('POST', '/media-services/transfer', { fromTargetId: 'local', toTargetId: 'local' })).status).toBe(400);
+    expect((await call('POST', '/media-services/transfer', { fromTargetId: 'local', toTargetId: 'nowhere' })).status).toBe(404);
+    expect((await call('POST', '/media-services/command', { targetId: 'mpd:den', command: 'volume_set', params: { volume: 9 } })).status).toBe(200);
+    expect(second.state.volume).toBe(9);
+  });
 });

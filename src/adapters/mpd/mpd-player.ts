@@ -76,6 +76,16 @@ export class MpdPlayer implements LocalPlayer {
     return this.state;
   }
 
+  async fresh(): Promise<LocalPlayerState> {
+    if (!this.commands?.open) throw new LocalPlayerFailure('offline', this.state.error ?? 'MPD is not connected');
+    try {
+      await this.refresh(this.generation);
+    } catch (err) {
+      throw new LocalPlayerFailure(err instanceof MpdError && err.failure === 'timeout' ? 'timeout' : 'offline', err instanceof Error ? err.message : String(err));
+    }
+    return this.state;
+  }
+
   onChange(listener: (state: LocalPlayerState) => void): void {
     this.listener = listener;
   }
@@ -154,7 +164,7 @@ export class MpdPlayer implements LocalPlayer {
     return items;
   }
 
-  async enqueue(uris: readonly string[], mode: 'replace' | 'append' | 'next', startAtSeconds?: number): Promise<{ added: number }> {
+  async enqueue(uris: readonly string[], mode: 'replace' | 'append' | 'next', start: { startIndex?: number; atSeconds?: number } = {}): Promise<{ added: number }> {
     // What each uri names, as files (or stream URLs), in order.
     const files: string[] = [];
     for (const uri of uris) {
@@ -168,8 +178,9 @@ export class MpdPlayer implements LocalPlayer {
     if (files.length === 0) throw new LocalPlayerFailure('rejected', 'nothing to play: the items name no track');
     // Added first, at the end (or after the current song); the old queue goes only once every
     // item was taken, so a uri MPD refuses leaves the queue as it was.
-    const before = Number(toObject(parsePairs(await this.run('status'))).playlistlength ?? 0);
-    const current = this.state.song?.position;
+    const now = await this.fresh();
+    const before = now.queueLength;
+    const current = now.song?.position;
     let at = mode === 'next' && current !== null && current !== undefined ? current + 1 : null;
     let added = 0;
     try {
@@ -187,8 +198,8 @@ export class MpdPlayer implements LocalPlayer {
     }
     if (mode === 'replace') {
       if (before > 0) await this.run('delete', [`0:${before}`]);
-      await this.run('play', [0]);
-      if (startAtSeconds && startAtSeconds > 0) await this.run('seekcur', [startAtSeconds]);
+      await this.run('play', [Math.min(start.startIndex ?? 0, files.length - 1)]);
+      if (start.atSeconds && start.atSeconds > 0) await this.run('seekcur', [Math.round(start.atSeconds * 1000) / 1000]);
     }
     return { added: files.length };
   }

@@ -8,5 +8,7 @@ export const musicErrors = defineErrors({
   INVALID_CONTROL_PARAMS: ['invalid', 'params of {action}: {problem}'],
   MUSIC_TARGET_NOT_FOUND: ['not_found', 'No music target {id}.'],
   PLAY_ITEMS_REQUIRED: ['invalid', 'Give exactly one of uri and items.'],
+  TRANSFER_TO_ITSELF: ['invalid', 'Cannot move playback from {id} to itself.'],
+  NOTHING_PLAYING: ['conflict', 'Nothing is playing on {target}.'],
   TARGET_CANNOT_PLAY: ['unprocessable', '{target} cannot play {what}.'],
 });

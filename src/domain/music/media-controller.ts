@@ -35,6 +35,30 @@ export function playerFailure(err: unknown, action: string): unknown {
   return musicErrors.MEDIA_CONTROLLER_OFFLINE({ reason: err.message }, { details: { action }, retryAfterSeconds: 5 });
 }
 
+/** Runs an action on a player after checking its params; answers the player's state after it. */
+export async function controlPlayer(player: LocalPlayer, action: ControlAction, params: Record<string, unknown>): Promise<LocalPlayerState> {
+  const check = checks[action];
+  if (!check.Check(params)) {
+    const first = check.Errors(params)[0];
+    throw musicErrors.INVALID_CONTROL_PARAMS({ action, problem: first ? `${first.instancePath || '/'} ${first.message}` : 'invalid' }, { details: { action, params } });
+  }
+  try {
+    await player.control(action, params);
+  } catch (err) {
+    throw playerFailure(err, action);
+  }
+  return player.snapshot();
+}
+
+/** A player's queue, its failure as the catalogue's. */
+export async function queueOf(player: LocalPlayer): Promise<Song[]> {
+  try {
+    return await player.queue();
+  } catch (err) {
+    throw playerFailure(err, 'queue');
+  }
+}
+
 /**
  * The local media controller: the hub box's own player (MPD) as the API shows it. Every change
  * the player reports is published as `media_controller.state_changed`, which the controller's SSE
@@ -53,24 +77,10 @@ export class MediaControllerService {
   }
 
   async control(action: ControlAction, params: Record<string, unknown>): Promise<LocalPlayerState> {
-    const check = checks[action];
-    if (!check.Check(params)) {
-      const first = check.Errors(params)[0];
-      throw musicErrors.INVALID_CONTROL_PARAMS({ action, problem: first ? `${first.instancePath || '/'} ${first.message}` : 'invalid' }, { details: { action, params } });
-    }
-    try {
-      await this.player.control(action, params);
-    } catch (err) {
-      throw playerFailure(err, action);
-    }
-    return this.player.snapshot();
+    return controlPlayer(this.player, action, params);
   }
 
-  async queue(): Promise<Song[]> {
-    try {
-      return await this.player.queue();
-    } catch (err) {
-      throw playerFailure(err, 'queue');
-    }
+  queue(): Promise<Song[]> {
+    return queueOf(this.player);
   }
 }

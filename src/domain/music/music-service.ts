@@ -4,8 +4,16 @@ import type { MediaPlayer, NormalizedCommand } from '../media/model.js';
 import { paramsProblem } from '../media/player-commands.js';
 import { mediaErrors } from '../media/errors.js';
 import { musicErrors } from './errors.js';
-import { playerFailure, type MediaControllerService } from './media-controller.js';
+import { controlPlayer, playerFailure, queueOf, type MediaControllerService } from './media-controller.js';
 import type { ControlAction, LocalPlayerState, MusicItem, SearchType, Song } from './model.js';
+import type { LocalPlayer } from './ports.js';
+
+/** An MPD instance the hub plays music on: the local controller's, or another box's (`MPD_TARGETS`). */
+export interface MusicTarget {
+  id: string;
+  name: string;
+  player: LocalPlayer;
+}
 
 /** The hub box's own player's id among the music targets. */
 export const LOCAL_TARGET = 'local';
@@ -40,16 +48,24 @@ const PLAYBACK = { playing: 'playing', paused: 'paused', stopped: 'stopped' } as
  * playback of items, queues and target-level commands.
  */
 export class MusicService {
-  constructor(
-    private readonly controller: MediaControllerService,
-    private readonly media: MediaService,
-  ) {}
+  private readonly targets = new Map<string, MusicTarget>();
 
-  /** The local player as a roster entry. */
-  private localPlayer(state: LocalPlayerState): MusicPlayerView {
+  constructor(
+    controller: MediaControllerService,
+    private readonly media: MediaService,
+    /** Other MPD instances music can play on and move between (`mpd:<id>`). */
+    extraTargets: readonly MusicTarget[] = [],
+  ) {
+    this.targets.set(LOCAL_TARGET, { id: LOCAL_TARGET, name: 'Hub player (MPD)', player: controller.player });
+    for (const t of extraTargets) this.targets.set(t.id, t);
+  }
+
+  /** An MPD target as a roster entry. */
+  private targetView({ id, name, player }: MusicTarget): MusicPlayerView {
+    const state = player.snapshot();
     return {
-      id: LOCAL_TARGET,
-      name: 'Hub player (MPD)',
+      id,
+      name,
       kind: 'local',
       deviceId: null,
       endpointId: null,
@@ -80,30 +96,33 @@ export class MusicService {
   }
 
   players(audience: Audience): MusicPlayerView[] {
-    const local = audience.everything ? [this.localPlayer(this.controller.state())] : [];
-    return [...local, ...this.media.players(audience).map((p) => ({ ...p, playsItems: false }))];
+    const own = audience.everything ? [...this.targets.values()].map((t) => this.targetView(t)) : [];
+    return [...own, ...this.media.players(audience).map((p) => ({ ...p, playsItems: false }))];
   }
 
   async status(options: { includeQueues?: boolean }, audience: Audience) {
-    const state = this.controller.state();
+    const local = this.targets.get(LOCAL_TARGET)!.player.snapshot();
     const players = this.players(audience);
     const sessions = players.filter((p) => p.nowPlaying?.playback === 'playing' || p.nowPlaying?.playback === 'paused').map((p) => ({ targetId: p.id, name: p.name, nowPlaying: p.nowPlaying }));
     let queues: Record<string, Song[]> | undefined;
-    if (options.includeQueues && audience.everything) queues = { [LOCAL_TARGET]: state.connected ? await this.controller.queue() : [] };
+    if (options.includeQueues && audience.everything) {
+      queues = {};
+      for (const t of this.targets.values()) queues[t.id] = t.player.snapshot().connected ? await queueOf(t.player) : [];
+    }
     return {
-      sources: audience.everything ? [{ id: LOCAL_TARGET, name: 'Local library (MPD)', kind: 'mpd', connected: state.connected, error: state.error, version: state.server.version }] : [],
+      sources: audience.everything ? [{ id: LOCAL_TARGET, name: 'Local library (MPD)', kind: 'mpd', connected: local.connected, error: local.error, version: local.server.version }] : [],
       endpoints: audience.everything ? this.media.endpointViews() : [],
       players,
       sessions,
       ...(queues ? { queues } : {}),
-      at: state.at,
+      at: local.at,
     };
   }
 
   async search(input: { query: string; types?: SearchType[]; source?: string; limit?: number }): Promise<{ items: MusicItem[] }> {
     if (input.source !== undefined && input.source !== LOCAL_TARGET) throw musicErrors.MUSIC_TARGET_NOT_FOUND({ id: input.source }, { details: { source: input.source } });
     try {
-      return { items: await this.controller.player.search(input.query, input.types ?? ['track', 'artist', 'album', 'playlist'], input.limit ?? 50) };
+      return { items: await this.targets.get(LOCAL_TARGET)!.player.search(input.query, input.types ?? ['track', 'artist', 'album', 'playlist'], input.limit ?? 50) };
     } catch (err) {
       throw playerFailure(err, 'search');
     }
@@ -112,14 +131,10 @@ export class MusicService {
   async play(input: { targetId: string; uri?: string; items?: Array<{ uri: string }>; mode?: 'replace' | 'append' | 'next' }, audience: Audience): Promise<{ targetId: string; added: number; state: LocalPlayerState }> {
     if ((input.uri === undefined) === (input.items === undefined)) throw musicErrors.PLAY_ITEMS_REQUIRED({}, { details: { fields: ['uri', 'items'] } });
     const uris = input.uri !== undefined ? [input.uri] : (input.items ?? []).map((i) => i.uri);
-    if (input.targetId !== LOCAL_TARGET) {
-      const target = this.target(input.targetId, audience);
-      throw musicErrors.TARGET_CANNOT_PLAY({ target: target.name, what: 'music items' }, { details: { targetId: input.targetId } });
-    }
-    if (!audience.everything) throw musicErrors.MUSIC_TARGET_NOT_FOUND({ id: input.targetId }, { details: { targetId: input.targetId } });
+    const target = this.mpdTarget(input.targetId, audience, 'music items');
     try {
-      const { added } = await this.controller.player.enqueue(uris, input.mode ?? 'replace');
-      return { targetId: LOCAL_TARGET, added, state: this.controller.state() };
+      const { added } = await target.player.enqueue(uris, input.mode ?? 'replace');
+      return { targetId: target.id, added, state: target.player.snapshot() };
     } catch (err) {
       throw playerFailure(err, 'play');
     }
@@ -127,29 +142,64 @@ export class MusicService {
 
   async command(input: { targetId: string; command: NormalizedCommand; params?: Record<string, unknown> }, audience: Audience): Promise<{ targetId: string; command: NormalizedCommand; result?: unknown }> {
     const params = input.params ?? {};
-    if (input.targetId !== LOCAL_TARGET) {
+    const target = audience.everything ? this.targets.get(input.targetId) : undefined;
+    if (!target) {
       this.target(input.targetId, audience);
       const out = await this.media.command(input.targetId, input.command, params, audience);
       return { targetId: input.targetId, command: input.command, ...(out.result === undefined ? {} : { result: out.result }) };
     }
-    if (!audience.everything) throw musicErrors.MUSIC_TARGET_NOT_FOUND({ id: input.targetId }, { details: { targetId: input.targetId } });
     const problem = paramsProblem(input.command, params);
     if (problem) throw mediaErrors.INVALID_COMMAND_PARAMS({ command: input.command, problem }, { details: { command: input.command, params } });
     const map = LOCAL_COMMANDS[input.command];
     if (!map) {
-      throw musicErrors.TARGET_CANNOT_PLAY({ target: 'The hub player', what: `the command ${input.command}` }, { details: { targetId: LOCAL_TARGET, command: input.command, supported: LOCAL_CAPABILITIES } });
+      throw musicErrors.TARGET_CANNOT_PLAY({ target: target.name, what: `the command ${input.command}` }, { details: { targetId: target.id, command: input.command, supported: LOCAL_CAPABILITIES } });
     }
     const { action, params: controlParams } = map(params);
-    const state = await this.controller.control(action, controlParams);
-    return { targetId: LOCAL_TARGET, command: input.command, result: { state } };
+    const state = await controlPlayer(target.player, action, controlParams);
+    return { targetId: target.id, command: input.command, result: { state } };
   }
 
   async queue(targetId: string, audience: Audience): Promise<{ targetId: string; items: Song[] }> {
-    if (targetId !== LOCAL_TARGET || !audience.everything) {
-      const target = this.target(targetId, audience);
-      throw musicErrors.TARGET_CANNOT_PLAY({ target: target.name, what: 'a queue the hub can read' }, { details: { targetId } });
+    const target = this.mpdTarget(targetId, audience, 'a queue the hub can read');
+    return { targetId, items: await queueOf(target.player) };
+  }
+
+  /**
+   * Moves what plays on one MPD target to another: the current song at its position (with the
+   * rest of the queue when `includeQueue`), playing on the target, then stops the source.
+   */
+  async transfer(input: { fromTargetId: string; toTargetId: string; includeQueue?: boolean }, audience: Audience) {
+    const from = this.mpdTarget(input.fromTargetId, audience, 'music moved from it');
+    const to = this.mpdTarget(input.toTargetId, audience, 'music moved to it');
+    if (from.id === to.id) throw musicErrors.TRANSFER_TO_ITSELF({ id: from.id }, { details: { targetId: from.id } });
+    let state: LocalPlayerState;
+    try {
+      state = await from.player.fresh();
+    } catch (err) {
+      throw playerFailure(err, 'transfer');
     }
-    return { targetId, items: await this.controller.queue() };
+    if (!state.song || state.playback === 'stopped' || state.playback === null) {
+      throw musicErrors.NOTHING_PLAYING({ target: from.name }, { details: { targetId: from.id } });
+    }
+    const position = state.elapsedSeconds ?? 0;
+    try {
+      const queue = input.includeQueue ? await queueOf(from.player) : [];
+      const uris = input.includeQueue ? queue.map((s) => s.uri) : [state.song.uri];
+      const startIndex = input.includeQueue ? (state.song.position ?? 0) : 0;
+      const { added } = await to.player.enqueue(uris, 'replace', { startIndex, atSeconds: position });
+      await from.player.control('stop', {});
+      return { fromTargetId: from.id, toTargetId: to.id, moved: added, song: state.song, positionSeconds: position, state: to.player.snapshot() };
+    } catch (err) {
+      throw playerFailure(err, 'transfer');
+    }
+  }
+
+  /** An MPD target by id; a media player is found but cannot do `what` (422); anything else is 404. */
+  private mpdTarget(id: string, audience: Audience, what: string): MusicTarget {
+    const target = audience.everything ? this.targets.get(id) : undefined;
+    if (target) return target;
+    const player = this.target(id, audience);
+    throw musicErrors.TARGET_CANNOT_PLAY({ target: player.name, what }, { details: { targetId: id } });
   }
 
   /** A roster player by id, or 404 as a music target. */

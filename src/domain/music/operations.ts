@@ -151,6 +151,17 @@ export function musicOperations(controller: MediaControllerService, music: Music
         return { ok: true as const, ...(await music.command(input, audiences.audienceOf(principal))) };
       },
     }),
+    transfer: defineOperation({
+      name: 'media.services.transfer',
+      summary: 'Move what plays on one MPD target to another, at its position (with the rest of the queue when includeQueue), then stop the source.',
+      description: '404 MUSIC_TARGET_NOT_FOUND; 422 TARGET_CANNOT_PLAY when either side is not an MPD target; 409 NOTHING_PLAYING; 400 TRANSFER_TO_ITSELF; 503/422/504 from MPD as for control.',
+      access: ADMIN_FROM_ANY_APP,
+      input: Type.Object({ fromTargetId: TargetId, toTargetId: TargetId, includeQueue: Type.Optional(Type.Boolean({ description: 'Move the whole queue, not only the current song (default false).' })) }, { additionalProperties: false }),
+      output: Type.Object({ fromTargetId: Type.String(), toTargetId: Type.String(), moved: Type.Integer(), song: SongSchema, positionSeconds: Type.Number(), state: ControllerStateSchema }),
+      async handler(input, { principal }) {
+        return music.transfer(input, audiences.audienceOf(principal));
+      },
+    }),
     queue: defineOperation({
       name: 'media.services.queue',
       summary: "A target's playback queue (the hub player's MPD queue).",

@@ -19,11 +19,13 @@ export interface LocalPlayer {
   start(): void;
   stop(): Promise<void>;
   snapshot(): LocalPlayerState;
+  /** The state read from the player now (the snapshot may lag a change by one idle round trip). */
+  fresh(): Promise<LocalPlayerState>;
   /** Called with each new snapshot: a change at the player, or the connection lost or regained. */
   onChange(listener: (state: LocalPlayerState) => void): void;
   control(action: ControlAction, params: Record<string, unknown>): Promise<void>;
   queue(): Promise<Song[]>;
   search(query: string, types: readonly SearchType[], limit: number): Promise<MusicItem[]>;
   /** Queues what the uris name (tracks, `artist:`, `album:`, `playlist:`, URLs): replacing the queue and playing, after the current song, or at the end. */
-  enqueue(uris: readonly string[], mode: 'replace' | 'append' | 'next', startAtSeconds?: number): Promise<{ added: number }>;
+  enqueue(uris: readonly string[], mode: 'replace' | 'append' | 'next', start?: { startIndex?: number; atSeconds?: number }): Promise<{ added: number }>;
 }

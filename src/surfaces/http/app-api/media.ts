@@ -12,5 +12,6 @@ export const appMediaRoutes: FastifyPluginAsync<AppApiOptions> = async (app, { h
   route('POST', '/media-services/search', ops.search, { message: 'Search results.', data: 'items' });
   route('POST', '/media-services/play', ops.play, { message: 'Playing.' });
   route('POST', '/media-services/command', ops.command, { message: 'Command sent.' });
+  route('POST', '/media-services/transfer', ops.transfer, { message: 'Playback moved.' });
   route('GET', '/media-services/queue/:targetId', ops.queue, { message: 'Queue.' });
 };

@@ -26,5 +26,6 @@ export const mediaRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, 
   musicRoute('POST', '/media-services/search', music.search);
   musicRoute('POST', '/media-services/play', music.play);
   musicRoute('POST', '/media-services/command', music.command);
+  musicRoute('POST', '/media-services/transfer', music.transfer);
   musicRoute('GET', '/media-services/queue/:targetId', music.queue);
 };
