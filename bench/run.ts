@@ -8,6 +8,7 @@
 import { devicesBenchmark } from './devices.js';
 import { httpBenchmark } from './http.js';
 import { mediaBenchmark } from './media.js';
+import { musicBenchmark } from './music.js';
 import { hubCommandBenchmark } from './hub-command.js';
 import { programsBenchmark } from './programs.js';
 import { startupBenchmark } from './startup.js';
@@ -18,7 +19,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark];
 
 /** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
 function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {

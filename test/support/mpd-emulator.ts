@@ -274,8 +274,22 @@ export async function startMpdEmulator(options: { library?: MpdTrack[]; playlist
       }
       case 'search':
       case 'find': {
+        // An optional trailing `window START:END` (MPD 0.21+).
+        let window: [number, number] | null = null;
+        if (args.length >= 2 && args[args.length - 2] === 'window') {
+          const w = /^(\d+):(\d+)$/.exec(args[args.length - 1]!);
+          if (!w) throw new Ack(2, 'Bad window');
+          window = [Number(w[1]), Number(w[2])];
+          args = args.slice(0, -2);
+        }
         const match = matcher(args, name === 'find');
-        return library.filter(match).flatMap(trackLines);
+        const found: MpdTrack[] = [];
+        for (const t of library) {
+          if (!match(t)) continue;
+          found.push(t);
+          if (window && found.length >= window[1]) break;
+        }
+        return (window ? found.slice(window[0]) : found).flatMap(trackLines);
       }
       case 'list': {
         const tag = (args[0] ?? '').toLowerCase();

@@ -144,20 +144,23 @@ export class MpdPlayer implements LocalPlayer {
     const items: MusicItem[] = [];
     const source = 'local';
     const q = query.trim();
+    // MPD filters and windows on its side (filter expressions and `window`, MPD 0.21+): a broad
+    // query over a large library sends back `limit` songs, not every match.
+    const contains = (tag: string) => `(${tag} contains '${q.replace(/['\\]/g, (c) => `\\${c}`)}')`;
     if (types.includes('track')) {
-      const tracks = toRecords(parsePairs(await this.run('search', ['any', q]))).map(songOf);
-      for (const t of tracks.slice(0, limit)) items.push({ type: 'track', uri: t.uri, name: t.title ?? t.uri, artist: t.artist, album: t.album, durationSeconds: t.durationSeconds, source });
+      const tracks = toRecords(parsePairs(await this.run('search', [contains('any'), 'window', `0:${limit}`]))).map(songOf);
+      for (const t of tracks) items.push({ type: 'track', uri: t.uri, name: t.title ?? t.uri, artist: t.artist, album: t.album, durationSeconds: t.durationSeconds, source });
     }
-    const needle = q.toLowerCase();
     if (types.includes('artist')) {
-      const artists = parsePairs(await this.run('list', ['artist'])).map(([, v]) => v).filter((v) => v.toLowerCase().includes(needle));
+      const artists = parsePairs(await this.run('list', ['artist', contains('artist')])).map(([, v]) => v);
       for (const a of artists.slice(0, limit)) items.push({ type: 'artist', uri: `artist:${a}`, name: a, artist: a, album: null, durationSeconds: null, source });
     }
     if (types.includes('album')) {
-      const albums = parsePairs(await this.run('list', ['album'])).map(([, v]) => v).filter((v) => v.toLowerCase().includes(needle));
+      const albums = parsePairs(await this.run('list', ['album', contains('album')])).map(([, v]) => v);
       for (const a of albums.slice(0, limit)) items.push({ type: 'album', uri: `album:${a}`, name: a, artist: null, album: a, durationSeconds: null, source });
     }
     if (types.includes('playlist')) {
+      const needle = q.toLowerCase();
       const lists = parsePairs(await this.run('listplaylists')).filter(([k]) => k === 'playlist').map(([, v]) => v).filter((v) => v.toLowerCase().includes(needle));
       for (const p of lists.slice(0, limit)) items.push({ type: 'playlist', uri: `playlist:${p}`, name: p, artist: null, album: null, durationSeconds: null, source });
     }
