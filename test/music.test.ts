@@ -1,7 +1,9 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MpdConnection } from '../src/adapters/mpd/mpd-connection.js';
+import { createServer as createHttpServer } from 'node:http';
 import { startMpdEmulator, type MpdEmulator } from './support/mpd-emulator.js';
+import { startRokuEcpEmulator } from './support/roku-ecp-emulator.js';
 import { startServer } from './support/server.js';
 import { SseClient } from './support/sse-client.js';
 
@@ -256,5 +258,43 @@ describe('music services', () => {
     expect((await call('POST', '/media-services/transfer', { fromTargetId: 'local', toTargetId: 'nowhere' })).status).toBe(404);
     expect((await call('POST', '/media-services/command', { targetId: 'mpd:den', command: 'volume_set', params: { volume: 9 } })).status).toBe(200);
     expect(second.state.volume).toBe(9);
+  });
+
+  it('plays a stream URL on a Roku (Play on Roku) and on a bridge endpoint that plays URLs; library items there are 422', async () => {
+    const e = await mpd();
+    const { call } = await hub(e);
+    const roku = await startRokuEcpEmulator({ userDeviceName: 'Attic Roku' });
+    closers.push(() => roku.close());
+    await call('POST', '/media-services/endpoints/discover', { timeoutMs: 100, probe: [{ kind: 'roku', host: roku.host, port: roku.port }] });
+    const players = await until(() => call('GET', '/media-services/players'), (r) => (r.body.players as Array<{ kind: string; online: boolean }>).some((p) => p.kind === 'roku' && p.online), 'roku online');
+    const rokuPlayer = (players.body.players as Array<{ id: string; kind: string; playsItems: boolean }>).find((p) => p.kind === 'roku')!;
+    expect(rokuPlayer.playsItems).toBe(true);
+    let res = await call('POST', '/media-services/play', { targetId: rokuPlayer.id, uri: 'http://127.0.0.1:8000/radio.mp3' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ targetId: rokuPlayer.id, added: 1, state: null });
+    expect(roku.state.activeAppId).toBe('15985');
+    expect(roku.state.launchParams).toMatchObject({ t: 'a', u: 'http://127.0.0.1:8000/radio.mp3' });
+    res = await call('POST', '/media-services/play', { targetId: rokuPlayer.id, uri: 'album:Album 00000' });
+    expect(res.status).toBe(422);
+    expect(res.body.error?.code).toBe('TARGET_CANNOT_PLAY');
+
+    const received: unknown[] = [];
+    const callback = createHttpServer((req, r) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        r.writeHead(200, { 'content-type': 'application/json' }).end('{"queued":true}');
+      });
+    });
+    await new Promise<void>((r) => callback.listen(0, '127.0.0.1', r));
+    closers.push(() => new Promise<void>((r) => callback.close(() => r())));
+    const url = `http://127.0.0.1:${(callback.address() as { port: number }).port}/cb`;
+    await call('POST', '/media-services/bridge/endpoints/register', { id: 'porch', name: 'Porch', callbackUrl: url, commands: ['play', 'pause'], playsUrls: true });
+    const porch = await until(() => call('GET', '/media-services/players'), (r) => (r.body.players as Array<{ kind: string }>).some((p) => p.kind === 'bridge'), 'porch listed');
+    const porchId = (porch.body.players as Array<{ id: string; kind: string }>).find((p) => p.kind === 'bridge')!.id;
+    res = await call('POST', '/media-services/play', { targetId: porchId, uri: 'https://radio.example/stream', mode: 'append' });
+    expect(res.status).toBe(200);
+    expect(received).toEqual([{ endpointId: 'bridge:porch', command: 'play_url', params: { url: 'https://radio.example/stream', mode: 'append' } }]);
   });
 });

@@ -92,6 +92,9 @@ export const DEFAULT_ROKU_APPS: RokuEmulatorApp[] = [
   { id: 'tvinput.hdmi1', type: 'tvin', version: '1.0.0', name: 'HDMI 1' },
 ];
 
+/** The system channel that plays a URL it is given (`u`, `t=a|v`). */
+const PLAY_ON_ROKU: RokuEmulatorApp = { id: '15985', type: 'appl', version: '1.0.0', name: 'Play on Roku' };
+
 const VOLUME_MAX = 100;
 const HOUR_MS = 3_600_000;
 /** The key Rev and Fwd jump by, and InstantReplay goes back by, on a playing stream. */
@@ -287,7 +290,9 @@ export async function startRokuEcpEmulator(options: RokuEmulatorOptions = {}): P
         return send(404);
       }
       case 'launch': {
-        const app = appById(decodeSegment(arg));
+        // Play on Roku (15985) is a system channel: launchable though /query/apps does not list it.
+        const id = decodeSegment(arg);
+        const app = appById(id) ?? (id === PLAY_ON_ROKU.id ? PLAY_ON_ROKU : undefined);
         if (!app) return send(404);
         state.activeAppId = app.id;
         state.launchParams = Object.fromEntries(url.searchParams);

@@ -102,6 +102,11 @@ export class BridgeIntegration implements EndpointController {
     if (message.type !== 'ACTION' && message.type !== 'COMMAND_EXECUTE') return;
     const action = message as Action;
     const entry = this.bridged.get(action.deviceId);
+    if (entry && action.command === 'play_url' && entry.endpoint.bridge?.playsUrls) {
+      const { url, mode } = action.params as { url?: unknown; mode?: unknown };
+      void this.forward(entry, action, 'play_url', { url, ...(typeof mode === 'string' ? { mode } : {}) });
+      return;
+    }
     const mapped = NORMALIZED_OF.get(action.command);
     if (!entry || !mapped || !entry.endpoint.bridge?.commands.includes(mapped.command)) {
       this.context?.fail(action.actionId, 'rejected', entry ? `the endpoint does not take ${action.command}` : 'the endpoint is not registered (disabled or removed)');
@@ -110,7 +115,7 @@ export class BridgeIntegration implements EndpointController {
     void this.forward(entry, action, mapped.command, mapped.send(action.params));
   }
 
-  private async forward(entry: Bridged, action: Action, command: NormalizedCommand, params: Record<string, unknown>): Promise<void> {
+  private async forward(entry: Bridged, action: Action, command: NormalizedCommand | 'play_url', params: Record<string, unknown>): Promise<void> {
     const bridge = entry.endpoint.bridge!;
     const fail = (failure: 'unreachable' | 'timeout' | 'rejected', reason: string) => this.context?.fail(action.actionId, failure, reason);
     let response: Response;
@@ -147,6 +152,7 @@ export class BridgeIntegration implements EndpointController {
     if (!bridge) return;
     entry.announced = true;
     const commands = bridge.commands.flatMap((c) => DEVICE_COMMANDS[c].map(({ name, params }) => ({ name, ...(params ? { params: { type: 'object', properties: params } } : {}) })));
+    if (bridge.playsUrls) commands.push({ name: 'play_url', params: { type: 'object', properties: { url: { type: 'string' }, mode: { type: 'string', enum: ['replace', 'append', 'next'] } } } });
     this.context?.emit({
       type: 'DEVICE_DISCOVERED',
       device: {

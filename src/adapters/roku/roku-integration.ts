@@ -19,6 +19,9 @@ export interface RokuIntegrationOptions {
 
 type Action = Extract<ServerToDriverMessage, { type: 'ACTION' }>;
 
+/** Roku's system channel that plays a URL. */
+const PLAY_ON_ROKU = '15985';
+
 /** Named convenience commands: one ECP key each. */
 const KEY_COMMANDS: Record<string, string> = {
   home: 'Home',
@@ -101,6 +104,11 @@ function commandsFor(info: RokuDeviceInfo) {
     key('instant_replay', 'Instant replay'),
     key('search', 'Search'),
     { name: 'keypress', label: 'Any ECP key', params: { type: 'object', properties: { key: { type: 'string', enum: [...ECP_KEYS] } }, required: ['key'] } },
+    {
+      name: 'play_url',
+      label: 'Play a URL (Play on Roku)',
+      params: { type: 'object', properties: { url: { type: 'string', format: 'uri' }, kind: { type: 'string', enum: ['audio', 'video'] }, title: { type: 'string' }, artist: { type: 'string' } }, required: ['url'] },
+    },
     { name: 'apps.list', label: 'Installed apps' },
     { name: 'apps.icon', label: 'App icon', params: { type: 'object', properties: { appId: { type: 'string' } }, required: ['appId'] } },
     {
@@ -242,6 +250,17 @@ export class RokuIntegration implements EndpointController {
       case 'keypress': {
         if (typeof params.key !== 'string') throw new InvalidParams('key is required');
         return pressed(params.key);
+      }
+      case 'play_url': {
+        // The Play on Roku system channel (15985) fetches and plays what `u` names.
+        const url = typeof params.url === 'string' ? params.url : '';
+        if (!/^https?:\/\/\S+$/.test(url)) throw new InvalidParams('url must be an http(s) URL the Roku can fetch');
+        const query: Record<string, string> = { t: params.kind === 'video' ? 'v' : 'a', u: url };
+        if (typeof params.title === 'string') query.songname = params.title;
+        if (typeof params.artist === 'string') query.artistname = params.artist;
+        await client.launch(PLAY_ON_ROKU, query);
+        this.schedule(player, 500);
+        return { url };
       }
       case 'apps.list': {
         const apps = await client.apps();

@@ -56,6 +56,7 @@ export interface BridgeRegistration {
   commands: NormalizedCommand[];
   callbackToken?: string;
   timeoutMs?: number;
+  playsUrls?: boolean;
   host?: string;
 }
 
@@ -194,6 +195,21 @@ export class MediaService {
     let result: unknown;
     for (let i = 0; i < presses; i++) result = await this.devices.command(device.id, resolved.command, resolved.params);
     return { playerId: id, command, deviceCommand: resolved.command, ...(presses > 1 ? { result: { presses } } : result === undefined ? {} : { result }) };
+  }
+
+  /** Whether the player's device plays a URL it is sent (device command `play_url`). */
+  playsUrls(player: MediaPlayer): boolean {
+    const device = player.deviceId ? this.devices.registry.find(player.deviceId) : undefined;
+    return !!device && device.commands.some((c) => c.name === PLAY_URL);
+  }
+
+  /** Plays an http(s) URL on a player that can (`play_url`); 422 COMMAND_NOT_SUPPORTED otherwise. */
+  async playUrl(id: string, url: string, extra: Record<string, unknown>, audience: Audience): Promise<unknown> {
+    const player = this.player(id, audience);
+    if (!this.playsUrls(player)) {
+      throw deviceErrors.COMMAND_NOT_SUPPORTED({ device: player.name, what: PLAY_URL }, { details: { playerId: id, command: PLAY_URL, supported: player.capabilities } });
+    }
+    return this.devices.command(player.deviceId!, PLAY_URL, { url, ...extra });
   }
 
   private devicePlayer(device: LogicalDevice): MediaPlayer | null {
@@ -409,6 +425,7 @@ export class MediaService {
       commands,
       ...(input.callbackToken ? { callbackToken: input.callbackToken } : {}),
       timeoutMs: input.timeoutMs ?? 5000,
+      playsUrls: input.playsUrls ?? false,
       registeredBy,
     };
     return this.writes.run(async () => {
@@ -462,6 +479,9 @@ export class MediaService {
     }
   }
 }
+
+/** The device command that plays a URL (Roku's Play on Roku, a bridge endpoint that says it can). */
+export const PLAY_URL = 'play_url';
 
 /** Marker for a device that is no player (compared by identity). */
 const NOT_A_PLAYER: NormalizedCommand[] = [];

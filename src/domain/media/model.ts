@@ -36,6 +36,8 @@ export interface BridgeTarget {
   /** Sent as `Authorization: Bearer` with every forwarded command, when given. */
   callbackToken?: string;
   timeoutMs: number;
+  /** Whether it plays a URL it is sent (`play_url`): music services can start playback on it. */
+  playsUrls: boolean;
   /** Who registered it (the principal's user id or token subject). */
   registeredBy: string | null;
 }

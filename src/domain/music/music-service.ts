@@ -97,7 +97,7 @@ export class MusicService {
 
   players(audience: Audience): MusicPlayerView[] {
     const own = audience.everything ? [...this.targets.values()].map((t) => this.targetView(t)) : [];
-    return [...own, ...this.media.players(audience).map((p) => ({ ...p, playsItems: false }))];
+    return [...own, ...this.media.players(audience).map((p) => ({ ...p, playsItems: this.media.playsUrls(p) }))];
   }
 
   async status(options: { includeQueues?: boolean }, audience: Audience) {
@@ -128,10 +128,21 @@ export class MusicService {
     }
   }
 
-  async play(input: { targetId: string; uri?: string; items?: Array<{ uri: string }>; mode?: 'replace' | 'append' | 'next' }, audience: Audience): Promise<{ targetId: string; added: number; state: LocalPlayerState }> {
+  async play(input: { targetId: string; uri?: string; items?: Array<{ uri: string }>; mode?: 'replace' | 'append' | 'next' }, audience: Audience): Promise<{ targetId: string; added: number; state: LocalPlayerState | null }> {
     if ((input.uri === undefined) === (input.items === undefined)) throw musicErrors.PLAY_ITEMS_REQUIRED({}, { details: { fields: ['uri', 'items'] } });
     const uris = input.uri !== undefined ? [input.uri] : (input.items ?? []).map((i) => i.uri);
-    const target = this.mpdTarget(input.targetId, audience, 'music items');
+    const mpd = audience.everything ? this.targets.get(input.targetId) : undefined;
+    if (!mpd) {
+      // A media player that plays URLs (a Roku, a bridge endpoint): one stream URL at a time.
+      const player = this.target(input.targetId, audience);
+      if (!this.media.playsUrls(player)) throw musicErrors.TARGET_CANNOT_PLAY({ target: player.name, what: 'music items' }, { details: { targetId: input.targetId } });
+      if (uris.length !== 1 || !/^https?:\/\//.test(uris[0]!)) {
+        throw musicErrors.TARGET_CANNOT_PLAY({ target: player.name, what: 'anything but one http(s) URL' }, { details: { targetId: input.targetId, uris } });
+      }
+      await this.media.playUrl(player.id, uris[0]!, input.mode ? { mode: input.mode } : {}, audience);
+      return { targetId: player.id, added: 1, state: null };
+    }
+    const target = mpd;
     try {
       const { added } = await target.player.enqueue(uris, input.mode ?? 'replace');
       return { targetId: target.id, added, state: target.player.snapshot() };

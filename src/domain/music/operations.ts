@@ -125,7 +125,7 @@ export function musicOperations(controller: MediaControllerService, music: Music
     play: defineOperation({
       name: 'media.services.play',
       summary: 'Start playback of a uri or items on a target: replace the queue and play, append, or play next.',
-      description: '404 MUSIC_TARGET_NOT_FOUND for an unknown target; 422 TARGET_CANNOT_PLAY for a target that cannot play music items (today: every target but `local`); 422 MEDIA_CONTROLLER_REJECTED when MPD refuses a uri.',
+      description: 'MPD targets (`local`, `mpd:<id>`) take library items (tracks, `artist:`, `album:`, `playlist:`) and URLs; a media player with `play_url` (a Roku, a bridge endpoint registered with playsUrls) takes one http(s) URL (`state` is then null). 404 MUSIC_TARGET_NOT_FOUND; 422 TARGET_CANNOT_PLAY for a target that cannot play the items; 422 MEDIA_CONTROLLER_REJECTED when MPD refuses a uri.',
       access: ADMIN_FROM_ANY_APP,
       input: Type.Object(
         {
@@ -136,7 +136,7 @@ export function musicOperations(controller: MediaControllerService, music: Music
         },
         { additionalProperties: false, description: 'Exactly one of `uri` and `items`.' },
       ),
-      output: Type.Object({ targetId: Type.String(), added: Type.Integer(), state: ControllerStateSchema }),
+      output: Type.Object({ targetId: Type.String(), added: Type.Integer(), state: Nullable(ControllerStateSchema) }),
       async handler(input, { principal }) {
         return music.play(input, audiences.audienceOf(principal));
       },
