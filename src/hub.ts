@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
 import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
+import { CastIntegration } from './adapters/cast/cast-integration.js';
 import { MediaDiscovery } from './adapters/discovery/media-discovery.js';
 import { ItachClient } from './adapters/itach/itach-client.js';
 import { BridgeIntegration } from './adapters/media-bridge/bridge-integration.js';
@@ -163,6 +164,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     controllers: [
       roku,
       new AndroidTvIntegration({ connectTimeoutMs: config.media.castStepTimeoutMs, retryMs: 2000, maxRetryMs: 60_000, timers, log: component('androidtv') }),
+      new CastIntegration({ timeoutMs: config.media.castStepTimeoutMs }),
       new BridgeIntegration(),
     ],
     pairer: new AndroidTvPairer(),

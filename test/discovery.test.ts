@@ -152,12 +152,14 @@ describe('POST /media-services/endpoints/discover', () => {
     expect(byId.get('androidtv:aa:bb:cc:dd:ee:ff')).toMatchObject({ kind: 'androidtv', name: 'Living Room TV', port: 6466, model: 'Chromecast HD', paired: false, details: expect.objectContaining({ castId: 'abc123' }) });
     expect(byId.get('cast:spk9')).toMatchObject({ kind: 'cast', name: 'Kitchen speaker', host: '127.0.0.2', model: 'Google Nest Mini' });
 
-    // The Roku is controlled at once; the others are in the roster with nothing to command yet.
+    // The Roku and the cast receiver are controlled at once; the unpaired TV and the renderer have nothing to command yet.
     const roster = async () => ((await (await s.request('GET', '/app/os/media/players', { token })).json()) as { players: Array<{ id: string; kind: string; endpointId: string; capabilities: string[] }> }).players;
     for (let i = 0; i < 100 && !(await roster()).some((p) => p.kind === 'roku'); i++) await new Promise((r) => setTimeout(r, 30));
     const players = await roster();
     expect(players.map((p) => p.kind).sort()).toEqual(['androidtv', 'cast', 'dlna', 'roku']);
-    expect(players.find((p) => p.kind === 'cast')?.capabilities).toEqual([]);
+    expect(players.find((p) => p.kind === 'cast')?.capabilities).toEqual(['play', 'pause', 'toggle', 'stop', 'seek', 'volume_set', 'mute']);
+    expect(players.find((p) => p.kind === 'dlna')?.capabilities).toEqual([]);
+    expect(players.find((p) => p.kind === 'androidtv')?.capabilities).toEqual([]);
 
     // Found again: nothing new. Then the speaker and the renderer stop answering: gone, but kept.
     const second = await discover();

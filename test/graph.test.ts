@@ -342,10 +342,11 @@ describe('home graph', () => {
     expect(snapshot.ready).toBe(true);
     expect(snapshot.waitingFor).toEqual([]);
     expect(snapshot.graph.devices).toHaveLength(11);
-    // The built-in integrations (Roku, Android TV, media bridge) are connected links too, with no devices here.
+    // The built-in integrations (Roku, Android TV, Cast, media bridge) are connected links too, with no devices here.
     expect(snapshot.drivers.connected.map((d) => [d.driverKey, d.devices]).sort()).toEqual([
       ['acme.home', DEVICES.length],
       ['androidtv', 0],
+      ['cast', 0],
       ['media-bridge', 0],
       ['roku', 0],
       ['slow.bridge', 1],
