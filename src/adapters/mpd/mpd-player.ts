@@ -325,8 +325,10 @@ export class MpdPlayer implements LocalPlayer {
     };
   }
 
+  /** Keeps the state, and tells the listener when something besides its time changed (a re-read after our own command often finds what idle already told). */
   private publish(state: LocalPlayerState): void {
+    const unchanged = JSON.stringify({ ...state, at: 0 }) === JSON.stringify({ ...this.state, at: 0 });
     this.state = state;
-    this.listener?.(state);
+    if (!unchanged) this.listener?.(state);
   }
 }

@@ -79,8 +79,4 @@ export class MediaControllerService {
   async control(action: ControlAction, params: Record<string, unknown>): Promise<LocalPlayerState> {
     return controlPlayer(this.player, action, params);
   }
-
-  queue(): Promise<Song[]> {
-    return queueOf(this.player);
-  }
 }
