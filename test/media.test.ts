@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect as connectSocket } from 'socket.io-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRokuEcpEmulator, type RokuEcpEmulator, type RokuEmulatorOptions } from './support/roku-ecp-emulator.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
@@ -184,16 +185,29 @@ describe('Roku, built in', () => {
     await waitForPlayer(s, token, (p) => p.id === bad.id && p.online);
   });
 
-  it('player state flows through the state authority to the SSE stream', async () => {
+  it('player state flows through the state authority to the SSE stream and /socket/device-state', async () => {
     const { s, token } = await server();
     const e = await emulator();
     const { id } = await addRoku(s, token, e);
     const sse = await SseClient.open(`${s.url}${OS}/state/stream`, { authorization: `Bearer ${token}` });
     closers.push(() => sse.close());
     await sse.next((ev) => ev.event === 'snapshot');
+    const socket = connectSocket(`${s.url}/socket/device-state`, { transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
+    closers.push(() => socket.disconnect());
+    const viaSocket = new Promise<{ deviceId: string; state: Record<string, unknown> }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no device:state:update for the Roku')), 5000);
+      socket.on('device:state:update', (update: { deviceId: string; state: Record<string, unknown> }) => {
+        if (update.deviceId === id && update.state.app === 'YouTube') {
+          clearTimeout(timer);
+          resolve(update);
+        }
+      });
+    });
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     expect((await command(s, token, id, 'launch_app', { appId: '837' })).status).toBe(200);
     const event = await sse.next((ev) => ev.event === 'state' && (ev.data as { deviceId: string; state: { app?: string } }).deviceId === id && (ev.data as { state: { app?: string } }).state.app === 'YouTube');
     expect((event.data as { state: { app_id: string; playback: string } }).state).toMatchObject({ app_id: '837', playback: 'playing' });
+    expect((await viaSocket).state).toMatchObject({ app: 'YouTube', app_id: '837' });
   });
 
   it('a probe of an address where no Roku answers is 502 and stores nothing', async () => {
