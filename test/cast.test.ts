@@ -24,13 +24,14 @@ describe('Google Cast receivers, built in', () => {
     const found = await call('POST', '/media-services/endpoints/discover', { timeoutMs: 300 });
     expect((found.body.found as Array<{ id: string }>).map((f) => f.id)).toEqual(['cast:nest1']);
 
-    let player: { id: string; kind: string; capabilities: string[]; playsItems: boolean } | undefined;
-    for (let i = 0; i < 100 && !player?.playsItems; i++) {
+    // The receiver's own status is read as soon as it is found: online, its volume known (so volume steps work).
+    let player: { id: string; kind: string; online: boolean; capabilities: string[]; playsItems: boolean } | undefined;
+    for (let i = 0; i < 100 && !player?.capabilities.includes('volume_step'); i++) {
       player = ((await call('GET', '/media-services/players')).body.players as Array<typeof player & object>).find((p) => p.kind === 'cast');
-      if (!player?.playsItems) await new Promise((r) => setTimeout(r, 20));
+      if (!player?.capabilities.includes('volume_step')) await new Promise((r) => setTimeout(r, 20));
     }
-    expect(player).toMatchObject({ kind: 'cast', playsItems: true });
-    expect(player!.capabilities).toEqual(['play', 'pause', 'toggle', 'stop', 'seek', 'volume_set', 'mute']);
+    expect(player).toMatchObject({ kind: 'cast', playsItems: true, online: true });
+    expect(player!.capabilities).toEqual(['play', 'pause', 'toggle', 'stop', 'seek', 'volume_set', 'volume_step', 'mute']);
 
     const played = await call('POST', '/media-services/play', { targetId: player!.id, uri: 'http://127.0.0.1:8000/morning.mp3' });
     expect(played.status).toBe(200);
@@ -42,6 +43,8 @@ describe('Google Cast receivers, built in', () => {
     expect((await command('toggle')).status).toBe(200);
     expect((await command('seek', { position: 12 })).status).toBe(200);
     expect(receiver.mediaCommands).toEqual(['PAUSE', 'PLAY', 'SEEK']);
+    expect((await command('volume_step', { delta: -10 })).status).toBe(200);
+    expect(receiver.state.level).toBeCloseTo(0.4);
     expect((await command('volume_set', { volume: 30 })).status).toBe(200);
     expect(receiver.state.level).toBeCloseTo(0.3);
     expect((await command('mute', { muted: true })).status).toBe(200);

@@ -144,6 +144,19 @@ export class CastSender {
     return this.request(this.transportId, NS.media, { type, mediaSessionId: this.mediaSessionId, ...extra });
   }
 
+  /** The receiver's volume and the app in front (RECEIVER_STATUS). */
+  async receiverStatus(): Promise<{ volume: number | null; muted: boolean | null; app: string | null }> {
+    const status = (await this.request('receiver-0', NS.receiver, { type: 'GET_STATUS' })).status as
+      | { volume?: { level?: number; muted?: boolean }; applications?: Array<{ displayName?: string }> }
+      | undefined;
+    const level = status?.volume?.level;
+    return {
+      volume: typeof level === 'number' ? Math.round(level * 100) : null,
+      muted: typeof status?.volume?.muted === 'boolean' ? status.volume.muted : null,
+      app: status?.applications?.[0]?.displayName ?? null,
+    };
+  }
+
   async setVolume(volume: { level?: number; muted?: boolean }): Promise<Record<string, unknown>> {
     return this.request('receiver-0', NS.receiver, { type: 'SET_VOLUME', volume });
   }

@@ -23,6 +23,8 @@ const COMMANDS = [
 interface Receiver {
   endpoint: MediaEndpoint;
   sender: CastSender | null;
+  /** A session being opened: a command arriving meanwhile waits for it rather than opening a second. */
+  opening: Promise<CastSender> | null;
   reachable: boolean | null;
   state: Record<string, unknown>;
 }
@@ -49,7 +51,10 @@ export class CastIntegration implements EndpointController {
 
   connect(context: BuiltInDriverContext): void {
     this.context = context;
-    for (const r of this.receivers.values()) this.announce(r);
+    for (const r of this.receivers.values()) {
+      this.announce(r);
+      this.greet(r);
+    }
   }
 
   disconnect(): void {
@@ -62,10 +67,13 @@ export class CastIntegration implements EndpointController {
     if (r && (r.endpoint.host !== endpoint.host || r.endpoint.port !== endpoint.port)) this.drop(r);
     if (r) r.endpoint = endpoint;
     else {
-      r = { endpoint, sender: null, reachable: null, state: {} };
+      r = { endpoint, sender: null, opening: null, reachable: null, state: {} };
       this.receivers.set(endpoint.id, r);
     }
-    if (this.context) this.announce(r);
+    if (this.context) {
+      this.announce(r);
+      this.greet(r);
+    }
   }
 
   release(endpointId: string): void {
@@ -141,12 +149,34 @@ export class CastIntegration implements EndpointController {
     }
   }
 
-  private async session(r: Receiver): Promise<CastSender> {
-    if (r.sender) return r.sender;
-    const sender = new CastSender({ host: r.endpoint.host, port: r.endpoint.port, timeoutMs: this.options.timeoutMs });
-    await sender.open();
-    r.sender = sender;
-    return sender;
+  private session(r: Receiver): Promise<CastSender> {
+    if (r.sender) return Promise.resolve(r.sender);
+    r.opening ??= (async () => {
+      const sender = new CastSender({ host: r.endpoint.host, port: r.endpoint.port, timeoutMs: this.options.timeoutMs });
+      await sender.open();
+      // What the receiver says of itself: volume (so volume steps work), mute, the app in front.
+      const status = await sender.receiverStatus().catch((err: unknown) => {
+        sender.close();
+        throw err;
+      });
+      r.sender = sender;
+      this.pushState(r, { ...(status.volume !== null ? { volume: status.volume } : {}), ...(status.muted !== null ? { muted: status.muted } : {}), app: status.app ?? 'Idle' });
+      return sender;
+    })().finally(() => {
+      r.opening = null;
+    });
+    return r.opening;
+  }
+
+  /** Opens the session once the device is known, so its state and presence are read before the first command. */
+  private greet(r: Receiver): void {
+    this.session(r).then(
+      () => this.setReachable(r, true),
+      () => {
+        this.drop(r);
+        this.setReachable(r, false);
+      },
+    );
   }
 
   private announce(r: Receiver): void {
