@@ -1,0 +1,49 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { bearerOf } from '../credentials.js';
+import { httpErrors } from '../failures.js';
+
+export const CSRF_HEADER = 'x-csrf-token';
+export const CSRF_FIELD = '_csrf';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The CSRF token of a cookie session: a hash of the session token, so it is bound to the session,
+ * needs no storage and ends with it. A page the session renders embeds it; another site can
+ * neither read the HttpOnly cookie nor the page, so it cannot make one (OWASP's "signed
+ * double-submit" with the session as the secret).
+ */
+export function csrfTokenFor(sessionToken: string): string {
+  return createHash('sha256').update('hcs-csrf\0').update(sessionToken).digest('base64url');
+}
+
+function presented(request: FastifyRequest): string | undefined {
+  const header = request.headers[CSRF_HEADER];
+  if (typeof header === 'string' && header.length > 0) return header;
+  const body = request.body as Record<string, unknown> | undefined;
+  const field = body && typeof body === 'object' ? body[CSRF_FIELD] : undefined;
+  // @fastify/multipart's attachFieldsToBody: 'keyValues' gives fields as strings.
+  return typeof field === 'string' && field.length > 0 ? field : undefined;
+}
+
+function sameToken(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * A preHandler for a route family signed in by a session cookie: a state-changing request that
+ * relies on the cookie (no bearer header) must carry the session's CSRF token, or it is refused
+ * with 403 before anything runs. A bearer header is not ambient authority, so it needs none.
+ */
+export function csrfGuard(cookieName: string): preHandlerAsyncHookHandler {
+  return async (request) => {
+    if (SAFE_METHODS.has(request.method) || bearerOf(request)) return;
+    const session = request.cookies?.[cookieName];
+    if (!session) return;
+    const token = presented(request);
+    if (!token || !sameToken(token, csrfTokenFor(session))) throw httpErrors.CSRF_TOKEN_INVALID();
+  };
+}

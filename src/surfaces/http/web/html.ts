@@ -1,0 +1,108 @@
+/**
+ * Server-rendered HTML for the web surfaces (`/admin`, `/os`): a tagged template that escapes
+ * every interpolation unless it is already `Html`, and the page frame both surfaces share.
+ */
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+type Part = Html | string | number | boolean | null | undefined | readonly Part[];
+
+function render(part: Part): string {
+  if (part === null || part === undefined || part === false) return '';
+  if (part instanceof Html) return part.text;
+  if (Array.isArray(part)) return (part as readonly Part[]).map(render).join('');
+  return escapeHtml(String(part));
+}
+
+/** `html\`<p>${text}</p>\``: interpolations are escaped; arrays are joined; null, undefined and false vanish. */
+export function html(strings: TemplateStringsArray, ...parts: Part[]): Html {
+  let out = strings[0]!;
+  for (let i = 0; i < parts.length; i++) out += render(parts[i]!) + strings[i + 1]!;
+  return new Html(out);
+}
+
+/** Trusted markup (made by this code, never from input). */
+export const raw = (text: string) => new Html(text);
+
+export interface NavLink {
+  href: string;
+  label: string;
+}
+
+export interface PageOptions {
+  title: string;
+  /** The product part of the title and the banner: "Admin", "Home". */
+  area: string;
+  nav?: NavLink[];
+  /** The path of the current page, marked in the navigation. */
+  current?: string;
+  /** A message from the last form (query `done` or `error`), shown once at the top. */
+  flash?: { kind: 'done' | 'error'; text: string };
+  /** The session's CSRF token, for scripts (`meta[name=csrf-token]`). */
+  csrf?: string;
+  body: Html;
+  /** Extra script, after the body (progressive enhancement only). */
+  script?: string;
+}
+
+const STYLE = `
+:root{--fg:#1d232a;--muted:#5b6570;--line:#d5dbe1;--accent:#0b5cad;--bad:#a4161a;--ok:#1b6b32;--bg:#f6f8fa}
+*{box-sizing:border-box}body{margin:0;font:16px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg)}
+header{background:#14324f;color:#fff;padding:.6rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
+header .brand{font-weight:600;margin-right:auto}header a{color:#fff}
+nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .9rem}nav a[aria-current=page]{font-weight:700;text-decoration:underline}
+main{max-width:64rem;margin:0 auto;padding:1rem}h1{font-size:1.5rem;margin:.4rem 0 1rem}h2{font-size:1.15rem;margin:1.4rem 0 .5rem}
+section,.card{background:#fff;border:1px solid var(--line);border-radius:.5rem;padding:.8rem 1rem;margin:.8rem 0}
+table{border-collapse:collapse;width:100%;font-size:.95rem}th,td{text-align:left;padding:.35rem .4rem;border-bottom:1px solid var(--line);vertical-align:top}
+.scroll{overflow-x:auto}label{display:block;margin:.35rem 0}label.inline{display:inline-block;margin-right:.6rem}
+input,select,textarea,button{font:inherit;padding:.35rem .5rem;border:1px solid #9aa5b1;border-radius:.3rem;max-width:100%}
+textarea{width:100%;font-family:ui-monospace,monospace}button{background:var(--accent);color:#fff;border-color:var(--accent);cursor:pointer}
+button.secondary{background:#fff;color:var(--accent)}button.danger{background:var(--bad);border-color:var(--bad)}
+form.row{display:flex;flex-wrap:wrap;gap:.4rem;align-items:end}form.row label{margin:0}
+:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
+.flash{padding:.6rem .8rem;border-radius:.4rem;margin:.5rem 0}.flash.done{background:#e3f4e8;color:var(--ok)}.flash.error{background:#fbe4e4;color:var(--bad)}
+.muted{color:var(--muted)}.badge{display:inline-block;padding:0 .4rem;border-radius:.6rem;font-size:.85rem;border:1px solid var(--line)}
+.badge.running,.badge.online{background:#e3f4e8}.badge.invalid,.badge.backoff,.badge.offline{background:#fbe4e4}
+pre{white-space:pre-wrap;word-break:break-word;background:#f0f3f6;padding:.5rem;border-radius:.3rem;font-size:.85rem;max-height:24rem;overflow:auto}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(17rem,1fr));gap:.8rem}
+.skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;padding:.4rem;z-index:2}
+@media (max-width:40rem){main{padding:.5rem}th,td{padding:.3rem .2rem}}
+`;
+
+/** A whole page: title, banner with navigation, the flash message, the body. */
+export function page(options: PageOptions): string {
+  const nav = options.nav ?? [];
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(options.title)} · ${escapeHtml(options.area)} · Home Control</title>
+${options.csrf ? `<meta name="csrf-token" content="${escapeHtml(options.csrf)}">` : ''}
+<style>${STYLE}</style></head>
+<body><a class="skip" href="#main">Skip to content</a>
+<header><span class="brand">Home Control · ${escapeHtml(options.area)}</span>${
+    nav.length === 0
+      ? ''
+      : html`<nav aria-label="Sections"><ul>${nav.map((l) => html`<li><a href="${l.href}"${raw(l.href === options.current ? ' aria-current="page"' : '')}>${l.label}</a></li>`)}</ul></nav>`.text
+  }</header>
+<main id="main"><h1>${escapeHtml(options.title)}</h1>
+${options.flash ? html`<p class="flash ${options.flash.kind}" role="${options.flash.kind === 'error' ? 'alert' : 'status'}">${options.flash.text}</p>`.text : ''}
+${options.body.text}</main>
+${options.script ? `<script>${options.script}</script>` : ''}
+</body></html>`;
+}
+
+/** The flash message a form's redirect carries in its query (`?done=…` or `?error=…`). */
+export function flashOf(query: unknown): PageOptions['flash'] {
+  const q = (query ?? {}) as Record<string, unknown>;
+  if (typeof q.error === 'string' && q.error) return { kind: 'error', text: q.error.slice(0, 500) };
+  if (typeof q.done === 'string' && q.done) return { kind: 'done', text: q.done.slice(0, 500) };
+  return undefined;
+}
+
+/** The hidden CSRF field every form carries. */
+export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
