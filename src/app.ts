@@ -10,6 +10,7 @@ import { HttpListener } from './surfaces/http/listener.js';
 import { buildHttpSurface, type HttpSurface } from './surfaces/http/server.js';
 import { FeedFanout } from './surfaces/realtime/feed-fanout.js';
 import { createSocketSurface, type SocketSurface } from './surfaces/socket/index.js';
+import { SseStream } from './surfaces/sse/sse.js';
 
 export interface AppOptions {
   clock?: Clock;
@@ -45,6 +46,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const http = await buildHttpSurface(hub, VERSION, fanout, listener.serverFactory);
   const driverSocket = createDriverSocketSurface(hub);
   const sockets = createSocketSurface(hub, http.app.server, fanout);
+  hub.census.register('socket.io', () => sockets.io.engine.clientsCount);
+  hub.census.register('sse', () => SseStream.openCount);
   http.app.server.on('upgrade', (request, socket, head) => {
     if (config.driverWsPort === undefined && driverSocket.handleUpgrade(request, socket, head)) return;
     // Socket.IO answers its own path (it leaves other upgrades alone); nothing else upgrades.

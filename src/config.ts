@@ -23,6 +23,10 @@ export interface Config {
   accessTokenTtlSeconds: number;
   streamTokenTtlSeconds: number;
   bodyLimitBytes: number;
+  /** Largest driver upload (one file or archive) the admin panel takes, and the most its archive may unpack to. */
+  driverUploadMaxBytes: number;
+  /** How long installing a driver's dependencies (npm, pip) may take. */
+  driverInstallTimeoutMs: number;
   loginMaxFailuresPerClient: number;
   loginMaxFailuresPerClientUser: number;
   loginFailureWindowSeconds: number;
@@ -138,6 +142,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 30 * 24 * 3600),
     streamTokenTtlSeconds: integer(env, 'STREAM_TOKEN_TTL_SECONDS', 300, 10, 300),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    driverUploadMaxBytes: integer(env, 'DRIVER_UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+    driverInstallTimeoutMs: integer(env, 'DRIVER_INSTALL_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     loginMaxFailuresPerClient: integer(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 20, 1, 10_000),
     loginMaxFailuresPerClientUser: integer(env, 'LOGIN_MAX_FAILURES_PER_USER', 5, 1, 10_000),
     loginFailureWindowSeconds: integer(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),

@@ -27,6 +27,7 @@ import { protocolModule } from './domain/protocol/module.js';
 import { remoteDirectory, remotesModule } from './domain/remotes/module.js';
 import { scenesModule } from './domain/scenes/module.js';
 import { stateModule } from './domain/state/module.js';
+import { ClientCensus } from './domain/system/census.js';
 import { systemModule } from './domain/system/module.js';
 import type { Clock, Timers } from './platform/clock.js';
 import { inDependencyOrder, type HubModule } from './platform/module.js';
@@ -246,7 +247,18 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     timers,
   });
   const access = accessModule({ grants: accessGrants, users: auth.accounts, spaces: home.spaces, devices: devices.registry, events, log: component('access') });
-  const system = systemModule({ version: VERSION, dataDir: config.dataDir, readiness, migrations: () => [...store.appliedMigrations] });
+  const census = new ClientCensus();
+  const system = systemModule({
+    version: VERSION,
+    dataDir: config.dataDir,
+    readiness,
+    migrations: () => [...store.appliedMigrations],
+    drivers: () => {
+      const local = drivers.localDrivers.list();
+      return { connected: devices.drivers.list().length, local: local.length, localRunning: local.filter((d) => d.status === 'running').length };
+    },
+    census,
+  });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
   const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system]);
@@ -302,6 +314,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     mediaController: music.controller,
     operations,
     ops,
+    /** Connected clients by surface; the surfaces register their counts. */
+    census,
     /** Migration names applied to the database, once started. */
     get appliedMigrations(): readonly string[] {
       return store.appliedMigrations;

@@ -2,6 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Credential, Scope, TokenKind } from '../../platform/operations.js';
 
 export const SESSION_COOKIE = 'hcs_session';
+/** The admin panel's own session: SameSite=Strict, path /admin. */
+export const ADMIN_COOKIE = 'hcs_admin';
 
 /** How a route family reads the credential a request presents; the registry checks it. */
 export type CredentialReader = (request: FastifyRequest) => Credential | undefined;
@@ -23,14 +25,15 @@ const STREAM_KINDS: readonly TokenKind[] = ['access', 'stream'];
 export interface CredentialRules {
   /** Scopes of the API the family serves (a token audience). */
   admits: readonly Scope[];
-  /** Whether the App API session cookie stands in for a bearer header. */
-  cookie?: boolean;
+  /** Whether a session cookie stands in for a bearer header: `true` for the App API's, or a cookie's name. */
+  cookie?: boolean | string;
 }
 
 /** A bearer header, or the session cookie where the family takes it. */
 export function requestCredential({ admits, cookie }: CredentialRules): CredentialReader {
   return (request) => {
-    const token = bearerOf(request) ?? (cookie ? request.cookies?.[SESSION_COOKIE] : undefined);
+    const cookieName = cookie === true ? SESSION_COOKIE : cookie || undefined;
+    const token = bearerOf(request) ?? (cookieName ? request.cookies?.[cookieName] : undefined);
     return token ? { token, admits } : undefined;
   };
 }

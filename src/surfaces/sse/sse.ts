@@ -19,6 +19,11 @@ export interface SseOptions {
  * cleanup the moment the client goes away.
  */
 export class SseStream {
+  private static open = 0;
+  /** Streams open now, over every route (for the admin panel's client count). */
+  static get openCount(): number {
+    return SseStream.open;
+  }
   private closed = false;
   private readonly heartbeat: TimerHandle;
   private readonly closeHandlers: Array<() => void> = [];
@@ -39,6 +44,7 @@ export class SseStream {
       'x-request-id': String(reply.request.id),
     });
     res.write(`retry: ${options.retryMs ?? 2000}\n\n`);
+    SseStream.open++;
     this.heartbeat = options.timers.setInterval(() => this.send('ping', {}), options.heartbeatMs);
     res.on('close', () => this.close());
     res.on('error', () => this.close());
@@ -75,6 +81,7 @@ export class SseStream {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    SseStream.open--;
     this.options.timers.clearInterval(this.heartbeat);
     for (const handler of this.closeHandlers.splice(0)) {
       try {

@@ -2,10 +2,16 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import type { Operation } from '../../../platform/operations.js';
 import { bindOperation, operationIdFor, type RouteBinding } from '../bind-operation.js';
-import { requestCredential } from '../credentials.js';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import { ADMIN_COOKIE } from '../credentials.js';
+import { csrfGuard } from '../web/csrf.js';
+import { adminCredential } from './credential.js';
+import { systemPage } from './pages/system.js';
+import { usersPage } from './pages/users.js';
+import { adminSessionRoutes } from './session.js';
 
-/** Admin auth: an admin account's bearer token or its App API session cookie. */
-export const adminCredential = requestCredential({ admits: ['os_api_admin'], cookie: true });
+export { adminCredential };
 
 /** A binder for `/admin` routes: tag `admin`, the admin credential. */
 export function adminRoutes(app: FastifyInstance, hub: Hub) {
@@ -13,8 +19,21 @@ export function adminRoutes(app: FastifyInstance, hub: Hub) {
     bindOperation(app, hub.operations, { method, url, operation, credential: adminCredential, tags: ['admin'], operationId: operationIdFor('/admin', operation.name), ...extra });
 }
 
-/** Admin panel API: accounts, paired remotes and the running system. */
+/**
+ * `/admin`: the admin panel (server-rendered pages, their forms, its session) and its JSON API.
+ * Requests signed in by the panel's cookie must carry the session's CSRF token when they change
+ * anything; a bearer header needs none.
+ */
 export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
+  await app.register(formbody);
+  await app.register(multipart, {
+    attachFieldsToBody: 'keyValues',
+    limits: { fileSize: hub.config.driverUploadMaxBytes, files: 2, fields: 20, fieldSize: 64 * 1024, parts: 24 },
+  });
+  app.addHook('preHandler', csrfGuard(ADMIN_COOKIE));
+  adminSessionRoutes(app, hub);
+  systemPage(app, hub);
+  usersPage(app, hub);
   const route = adminRoutes(app, hub);
   const { users, invites } = hub.ops;
   route('GET', '/users', users.list);
