@@ -27,6 +27,8 @@ export interface Config {
   driverUploadMaxBytes: number;
   /** How long installing a driver's dependencies (npm, pip) may take. */
   driverInstallTimeoutMs: number;
+  /** The npm registry driver dependencies install from; unset, npm's own configuration decides. */
+  driverNpmRegistry?: string;
   loginMaxFailuresPerClient: number;
   loginMaxFailuresPerClientUser: number;
   loginFailureWindowSeconds: number;
@@ -102,6 +104,18 @@ function udpAddress(env: Env, name: string, fallback: string): { address: string
   return { address: match[1]!, port };
 }
 
+function url(env: Env, name: string): string {
+  const raw = text(env, name, '').trim();
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `expected an http(s) URL, got "${raw}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(name, `expected an http(s) URL, got "${raw}"`);
+  return parsed.toString();
+}
+
 function text(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   return raw === undefined || raw === '' ? fallback : raw;
@@ -144,6 +158,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     driverUploadMaxBytes: integer(env, 'DRIVER_UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     driverInstallTimeoutMs: integer(env, 'DRIVER_INSTALL_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    ...(env.DRIVER_NPM_REGISTRY ? { driverNpmRegistry: url(env, 'DRIVER_NPM_REGISTRY') } : {}),
     loginMaxFailuresPerClient: integer(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 20, 1, 10_000),
     loginMaxFailuresPerClientUser: integer(env, 'LOGIN_MAX_FAILURES_PER_USER', 5, 1, 10_000),
     loginFailureWindowSeconds: integer(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { archiveReader } from './adapters/archives/archive-reader.js';
 import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
 import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
 import { CastIntegration } from './adapters/cast/cast-integration.js';
@@ -115,6 +116,11 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     clock,
     timers,
     log: component('local-drivers'),
+    packages: {
+      archives: archiveReader,
+      maxBytes: config.driverUploadMaxBytes,
+      install: { timeoutMs: config.driverInstallTimeoutMs, ...(config.driverNpmRegistry ? { npmRegistry: config.driverNpmRegistry } : {}) },
+    },
   });
   const programCatalog = programCatalogModule({ repository: new KyselyDocumentRepository(db, 'program'), clock });
   const home = homeModule({
@@ -303,6 +309,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     devices: devices.devices,
     drivers: devices.drivers,
     localDrivers: drivers.localDrivers,
+    driverPackages: drivers.driverPackages,
     state: state.authority,
     programs: programs.programs,
     /** Numbered device state changes and hub events, for the real-time surfaces. */

@@ -17,6 +17,13 @@ export const driverErrors = defineErrors({
   DRIVER_MANIFEST_INVALID: ['conflict', 'The manifest of {driverKey} is invalid: {problem}'],
   INVALID_DRIVER_SETTINGS: ['invalid', 'Invalid settings for {driverKey}: {problem}.'],
   LOCAL_DRIVERS_STOPPED: ['conflict', 'Local drivers are stopped.'],
+  DRIVER_PACKAGE_INVALID: ['invalid', 'The driver package is not valid: {problem}.'],
+  DRIVER_PACKAGE_TOO_LARGE: ['invalid', 'The driver package is too large: {problem}.'],
+  DRIVER_KEY_IN_USE: ['conflict', 'Driver {driverKey} is already installed from {file}, outside the folder an upload manages ({folder}); move or remove it first.'],
+  DRIVER_INSTALL_FAILED: ['unprocessable', 'Installing the dependencies of {driverKey} failed ({problem}); the previous version keeps running.'],
+  DRIVER_INSTALL_BUSY: ['conflict', 'Another driver package operation is running; try again when it is done.'],
+  NO_PREVIOUS_VERSION: ['conflict', 'Driver {driverKey} has no previous version to roll back to.'],
+  DRIVER_NOT_REMOVABLE: ['conflict', 'Driver {driverKey} is not in a folder of its own under the drivers folder ({file}); remove it by hand.'],
 });
 
 /**

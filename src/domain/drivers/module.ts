@@ -3,6 +3,8 @@ import { defineModule, type ModuleLog } from '../../platform/module.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
 import type { DriverManager } from './driver-manager.js';
 import type { DriverSettingsRepository } from './driver-settings.js';
+import type { DependencyInstallSettings } from './local/dependencies.js';
+import { DriverPackages, type ArchiveReader } from './local/packages.js';
 import { LocalDriverSupervisor } from './local/supervisor.js';
 import { driverOperations, integrationOperations } from './operations.js';
 
@@ -15,6 +17,8 @@ export interface DriversModuleDeps {
   clock: Clock;
   timers: Timers;
   log: ModuleLog;
+  /** Uploaded driver packages: how archives are read, how large they may be, how dependencies install. */
+  packages: { archives: ArchiveReader; maxBytes: number; install: DependencyInstallSettings };
 }
 
 /**
@@ -22,15 +26,17 @@ export interface DriversModuleDeps {
  * their reports land in a loaded registry), their settings, and the driver and integration
  * operations.
  */
-export function driversModule({ driversDir, manager, registry, settings, clock, timers, log }: DriversModuleDeps) {
+export function driversModule({ driversDir, manager, registry, settings, clock, timers, log, packages }: DriversModuleDeps) {
   const localDrivers = new LocalDriverSupervisor({ driversDir, manager, settings, clock, timers, log });
+  const driverPackages = new DriverPackages({ driversDir, supervisor: localDrivers, clock, log, ...packages });
   const countDevices = (driverKey: string) => registry.list().filter((d) => d.driverKey === driverKey).length;
   return defineModule({
     name: 'drivers',
     needs: ['devices'],
     localDrivers,
+    driverPackages,
     operations: {
-      drivers: driverOperations(manager, localDrivers),
+      drivers: driverOperations(manager, localDrivers, driverPackages),
       integrations: integrationOperations(manager, localDrivers, countDevices),
     },
     async start() {

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { ADMIN_FROM_ANY_APP, defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { DriverManager } from './driver-manager.js';
 import { driverErrors } from './errors.js';
+import type { DriverPackages, DriverUpload } from './local/packages.js';
 import type { LocalDriverSupervisor } from './local/supervisor.js';
 
 const Loose = Type.Record(Type.String(), Type.Unknown());
@@ -33,6 +34,7 @@ const LocalDriver = Type.Object(
     nextRestartAt: Type.Optional(Type.Integer()),
     missingSettings: Type.Optional(Type.Array(Type.String())),
     lastPongAt: Type.Optional(Type.Integer()),
+    recentStderr: Type.Optional(Type.Array(Type.String(), { description: 'The last lines the driver wrote to stderr, oldest first.' })),
     properties: Loose,
     commands: Loose,
     io: Type.Optional(Type.Unknown({ description: 'Resolved io settings (restart backoff, limits, timeouts).' })),
@@ -46,8 +48,80 @@ const Settings = Type.Object({
   values: Type.Record(Type.String(), Type.Unknown(), { description: 'Stored setup values; secrets read "********".' }),
 });
 
-export function driverOperations(manager: DriverManager, local: LocalDriverSupervisor) {
+const InstalledPackage = Type.Object({
+  driverKey: Type.String(),
+  folder: Type.String({ description: 'Relative to DRIVERS_DIR.' }),
+  version: Type.Optional(Type.String()),
+  installedAt: Type.Optional(Type.Integer()),
+  installLog: Type.Optional(Type.String({ description: "The dependency installer's command and output (its end)." })),
+  previous: Type.Optional(Type.Object({ version: Type.Optional(Type.String()), installedAt: Type.Optional(Type.Integer()) }, { description: 'The version a rollback brings back.' })),
+});
+
+const Base64 = Type.String({ pattern: '^[A-Za-z0-9+/]*={0,2}$', description: 'Base64.' });
+
+function uploadOf(input: { archive?: string; files?: Array<{ path: string; content: string }> }): DriverUpload {
+  if ((input.archive === undefined) === (input.files === undefined)) {
+    throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: 'give either archive or files' }, { details: [{ field: 'body', message: 'needs exactly one of archive, files' }] });
+  }
+  if (input.archive !== undefined) return { kind: 'archive', data: Buffer.from(input.archive, 'base64') };
+  return { kind: 'files', files: input.files!.map((f) => ({ path: f.path, data: Buffer.from(f.content, 'base64') })) };
+}
+
+export function driverOperations(manager: DriverManager, local: LocalDriverSupervisor, packages: DriverPackages) {
   return {
+    install: defineOperation({
+      name: 'drivers.packages.install',
+      summary: 'Install or replace a local driver from a package: a manifest with its driver file (and package.json or requirements.txt), or one .zip / .tar.gz.',
+      description:
+        'The package is validated (manifest schema, driverFile extension matching driverType, sizes, no absolute paths, `..` or links), staged, its dependencies installed into its own folder (`npm install --omit=dev --ignore-scripts`, `pip install --target`), then swapped into `DRIVERS_DIR/<driverKey>/` and started. The version it replaces is kept for `drivers.packages.rollback`. Any failure leaves the running version as it was.',
+      access: OS_ADMIN,
+      input: Type.Object(
+        {
+          archive: Type.Optional({ ...Base64, description: 'A .zip or .tar.gz, base64.' }),
+          files: Type.Optional(
+            Type.Array(Type.Object({ path: Type.String({ minLength: 1, maxLength: 400 }), content: { ...Base64, description: 'The file, base64.' } }, { additionalProperties: false }), {
+              minItems: 1,
+              maxItems: 2000,
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      output: Type.Object({ ...LocalDriver.properties, package: InstalledPackage }),
+      async handler(input) {
+        return packages.install(uploadOf(input));
+      },
+    }),
+    describePackage: defineOperation({
+      name: 'drivers.packages.get',
+      summary: "What an upload installed of a driver: version, install log, and the version a rollback would bring back.",
+      access: OS_ADMIN,
+      input: Type.Object({ driverKey: DriverKey }),
+      output: InstalledPackage,
+      async handler({ driverKey }) {
+        return packages.describe(driverKey);
+      },
+    }),
+    rollback: defineOperation({
+      name: 'drivers.packages.rollback',
+      summary: 'Make the previous version of a driver current again, and restart it (a second rollback goes forward again).',
+      access: OS_ADMIN,
+      input: Type.Object({ driverKey: DriverKey }),
+      output: Type.Object({ ...LocalDriver.properties, package: InstalledPackage }),
+      async handler({ driverKey }) {
+        return packages.rollback(driverKey);
+      },
+    }),
+    remove: defineOperation({
+      name: 'drivers.remove',
+      summary: 'Stop a local driver and remove its folder (kept as its previous version, so a rollback restores it).',
+      access: OS_ADMIN,
+      input: Type.Object({ driverKey: DriverKey }),
+      output: Type.Object({ driverKey: Type.String(), removed: Type.Literal(true) }),
+      async handler({ driverKey }) {
+        return packages.remove(driverKey);
+      },
+    }),
     list: defineOperation({
       name: 'drivers.list',
       summary: 'Connected driver instances (WebSocket and local) and every local driver manifest with its process status.',

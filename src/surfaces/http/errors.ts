@@ -57,6 +57,13 @@ const FASTIFY_FAILURES: Record<string, () => DomainError> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => httpErrors.MALFORMED_JSON(),
   FST_ERR_BAD_URL: () => httpErrors.BAD_URL(),
   FST_ERR_MAX_PARAM_LENGTH: () => httpErrors.URI_TOO_LONG({ part: 'A path segment of the URL' }),
+  // @fastify/multipart's limits (an upload's file size, its number of files, fields or parts).
+  FST_REQ_FILE_TOO_LARGE: () => httpErrors.UPLOAD_TOO_LARGE({ what: 'A file of the upload' }),
+  FST_FILES_LIMIT: () => httpErrors.UPLOAD_TOO_LARGE({ what: 'The number of files' }),
+  FST_FIELDS_LIMIT: () => httpErrors.UPLOAD_TOO_LARGE({ what: 'The number of fields' }),
+  FST_PARTS_LIMIT: () => httpErrors.UPLOAD_TOO_LARGE({ what: 'The number of parts' }),
+  FST_PROTO_VIOLATION: () => httpErrors.MALFORMED_REQUEST(),
+  FST_INVALID_MULTIPART_CONTENT_TYPE: () => httpErrors.UNSUPPORTED_MEDIA_TYPE(),
 };
 
 /** `Not Found` → `NOT_FOUND`: a code for a client error that has no entry of its own. */

@@ -16,6 +16,7 @@ import {
   type ManifestError,
   type ResolvedIo,
 } from './manifest.js';
+import { PYTHON_PACKAGES_DIR } from './dependencies.js';
 import { localInstanceId, ProcessLink } from './process-link.js';
 
 /** What secret setting values read as. Sending it back in an update keeps the stored value. */
@@ -25,6 +26,8 @@ const STOP_GRACE_MS = 2000;
 const STDERR_MAX_LINE_BYTES = 16 * 1024;
 const STDERR_MAX_LOGGED_CHARS = 1000;
 const STDERR_LINES_PER_SECOND = 50;
+/** stderr lines kept per driver for the admin panel. */
+const STDERR_TAIL_LINES = 20;
 /** Messages handed to the manager and not yet applied; past this the driver's stdout is paused. */
 const MAX_INFLIGHT = 512;
 /** Variables of the hub's own environment that a driver gets (nothing else leaks through). */
@@ -89,6 +92,8 @@ export interface LocalDriverInfo {
   /** Required settings without a value: the driver waits for them (status `stopped`). */
   missingSettings?: string[];
   lastPongAt?: number;
+  /** The last lines the process wrote to stderr (across restarts), oldest first. */
+  recentStderr?: string[];
   properties: DriverProperties;
   commands: DriverCommands;
   io?: ResolvedIo;
@@ -211,6 +216,7 @@ class DriverRunner {
   nextRestartAt?: number;
   missingSettings?: string[];
   lastPongAt?: number;
+  private readonly stderrTail: string[] = [];
   /** The process should be running (false after stop, or when the hub closed the link). */
   wanted = false;
   private run?: Run;
@@ -250,6 +256,7 @@ class DriverRunner {
       ...(this.nextRestartAt !== undefined ? { nextRestartAt: this.nextRestartAt } : {}),
       ...(this.missingSettings ? { missingSettings: [...this.missingSettings] } : {}),
       ...(this.lastPongAt !== undefined ? { lastPongAt: this.lastPongAt } : {}),
+      ...(this.stderrTail.length > 0 ? { recentStderr: [...this.stderrTail] } : {}),
       properties: m.properties,
       commands: m.commands,
       io: m.io,
@@ -333,6 +340,8 @@ class DriverRunner {
       const value = toEnvValue(stored[property] ?? m.properties[property]?.default);
       if (value !== undefined) env[variable] = value;
     }
+    // A package's requirements.txt was installed here (pip --target); the driver's imports find it first.
+    if (m.driverType === 'python') env.PYTHONPATH = [path.join(m.dir, PYTHON_PACKAGES_DIR), process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
     env.PYTHONUNBUFFERED = '1';
     env.PYTHONIOENCODING = 'utf-8';
     env.HCS_DRIVER_KEY = m.driverKey;
@@ -517,6 +526,8 @@ class DriverRunner {
     }
     const trimmed = line.replace(/\r$/, '');
     if (trimmed === '') return;
+    this.stderrTail.push(trimmed.length > STDERR_MAX_LOGGED_CHARS ? `${trimmed.slice(0, STDERR_MAX_LOGGED_CHARS)}…` : trimmed);
+    if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
     deps.log.info({ driver: this.driverKey, stream: 'stderr' }, trimmed.length > STDERR_MAX_LOGGED_CHARS ? `${trimmed.slice(0, STDERR_MAX_LOGGED_CHARS)}…` : trimmed);
   }
 
@@ -694,7 +705,7 @@ export class LocalDriverSupervisor {
    * Loads the manifests again: new drivers start, removed ones stop, changed ones restart,
    * unchanged ones are left running. Returns the manifest errors.
    */
-  reload(): Promise<ManifestError[]> {
+  reload(options: { restart?: string } = {}): Promise<ManifestError[]> {
     const work = async (): Promise<ManifestError[]> => {
       let loaded: Awaited<ReturnType<typeof loadManifests>>;
       try {
@@ -713,7 +724,7 @@ export class LocalDriverSupervisor {
       for (const manifest of loaded.manifests) {
         const fingerprint = JSON.stringify(manifest);
         const old = previous.get(manifest.driverKey);
-        if (old && old.fingerprint === fingerprint) {
+        if (old && old.fingerprint === fingerprint && manifest.driverKey !== options.restart) {
           previous.delete(manifest.driverKey);
           next.push(old);
           if (!this.stopped && !old.runner.wanted) toStart.push(old.runner);
@@ -749,6 +760,16 @@ export class LocalDriverSupervisor {
     const run = this.loading.then(work, work);
     this.loading = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * After a driver's files were replaced: loads the manifests again and restarts that driver even
+   * when its manifest reads the same (its program or dependencies changed). Throws when the
+   * driver is not there or invalid.
+   */
+  async reloadAndRestart(driverKey: string): Promise<LocalDriverInfo> {
+    await this.reload({ restart: driverKey });
+    return this.get(driverKey);
   }
 
   /** Every manifest found, valid or not, in path order. */

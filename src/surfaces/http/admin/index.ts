@@ -8,6 +8,7 @@ import { ADMIN_COOKIE } from '../credentials.js';
 import { csrfGuard } from '../web/csrf.js';
 import { adminCredential } from './credential.js';
 import { systemPage } from './pages/system.js';
+import { driversPage } from './pages/drivers.js';
 import { usersPage } from './pages/users.js';
 import { adminSessionRoutes } from './session.js';
 
@@ -26,14 +27,19 @@ export function adminRoutes(app: FastifyInstance, hub: Hub) {
  */
 export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   await app.register(formbody);
+  // Uploads are buffered (bounded per file and in count) so that the CSRF check sees the form's fields before anything runs.
   await app.register(multipart, {
-    attachFieldsToBody: 'keyValues',
-    limits: { fileSize: hub.config.driverUploadMaxBytes, files: 2, fields: 20, fieldSize: 64 * 1024, parts: 24 },
+    attachFieldsToBody: true,
+    async onFile(part) {
+      (part as unknown as { value: Buffer }).value = await part.toBuffer();
+    },
+    limits: { fileSize: hub.config.driverUploadMaxBytes, files: 4, fields: 20, fieldSize: 64 * 1024, parts: 24 },
   });
   app.addHook('preHandler', csrfGuard(ADMIN_COOKIE));
   adminSessionRoutes(app, hub);
   systemPage(app, hub);
   usersPage(app, hub);
+  driversPage(app, hub);
   const route = adminRoutes(app, hub);
   const { users, invites } = hub.ops;
   route('GET', '/users', users.list);
@@ -57,5 +63,14 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   route('GET', '/users/:id/players', players.getAssignments);
   route('POST', '/users/:id/players', players.setAssignments);
   route('GET', '/remotes', hub.ops.remotes.list);
+  const drivers = hub.ops.drivers;
+  route('GET', '/drivers', drivers.list);
+  route('POST', '/drivers/packages', drivers.install, { successStatus: 201 });
+  route('GET', '/drivers/:driverKey/package', drivers.describePackage);
+  route('POST', '/drivers/:driverKey/rollback', drivers.rollback);
+  route('POST', '/drivers/:driverKey/restart', drivers.restart);
+  route('GET', '/drivers/:driverKey/settings', drivers.getSettings);
+  route('POST', '/drivers/:driverKey/settings', drivers.updateSettings);
+  route('DELETE', '/drivers/:driverKey', drivers.remove);
   route('DELETE', '/remotes/:id', hub.ops.remotes.revoke);
 };

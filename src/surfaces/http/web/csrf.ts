@@ -22,8 +22,9 @@ function presented(request: FastifyRequest): string | undefined {
   const header = request.headers[CSRF_HEADER];
   if (typeof header === 'string' && header.length > 0) return header;
   const body = request.body as Record<string, unknown> | undefined;
-  const field = body && typeof body === 'object' ? body[CSRF_FIELD] : undefined;
-  // @fastify/multipart's attachFieldsToBody: 'keyValues' gives fields as strings.
+  let field = body && typeof body === 'object' ? body[CSRF_FIELD] : undefined;
+  // A multipart form's field (@fastify/multipart, attachFieldsToBody) is an object holding its value.
+  if (field && typeof field === 'object' && (field as { type?: unknown }).type === 'field') field = (field as { value?: unknown }).value;
   return typeof field === 'string' && field.length > 0 ? field : undefined;
 }
 

@@ -8,14 +8,49 @@ import { ErrorBody } from '../errors.js';
 /** Whether the request comes from a browser page (a form post or a navigation), not an API client. */
 export const wantsHtml = (request: FastifyRequest) => (request.headers.accept ?? '').includes('text/html');
 
-/** The fields of a posted form: url-encoded, multipart (fields as strings, files as Buffers) or JSON. */
+/** A file of a multipart form. */
+export interface UploadedFile {
+  filename: string;
+  data: Buffer;
+}
+
+interface MultipartPart {
+  type: 'field' | 'file';
+  value?: unknown;
+  filename?: string;
+}
+
+const isPart = (v: unknown): v is MultipartPart => v !== null && typeof v === 'object' && ((v as MultipartPart).type === 'field' || (v as MultipartPart).type === 'file') && 'fieldname' in v;
+
+function partValue(part: MultipartPart): unknown {
+  if (part.type === 'field') return part.value;
+  const data = Buffer.isBuffer(part.value) ? part.value : Buffer.alloc(0);
+  // A file input left empty still sends a part, with no name and no bytes.
+  if (!part.filename && data.length === 0) return undefined;
+  return { filename: part.filename ?? '', data } satisfies UploadedFile;
+}
+
+/** The fields of a posted form: url-encoded, multipart (fields as strings, files as UploadedFile) or JSON. */
 export function formFields(request: FastifyRequest): Record<string, unknown> {
   const body = request.body;
   if (body === null || body === undefined) return {};
   if (typeof body !== 'object' || Array.isArray(body)) return { __invalid: body };
-  const out: Record<string, unknown> = { ...(body as Record<string, unknown>) };
-  delete out._csrf;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    if (key === '_csrf') continue;
+    if (Array.isArray(value) && value.every(isPart)) out[key] = value.map(partValue).filter((v) => v !== undefined);
+    else if (isPart(value)) {
+      const v = partValue(value);
+      if (v !== undefined) out[key] = v;
+    } else out[key] = value;
+  }
   return out;
+}
+
+/** A file field of a multipart form, when one was chosen. */
+export function file(fields: Record<string, unknown>, name: string): UploadedFile | undefined {
+  const value = fields[name];
+  return value && typeof value === 'object' && Buffer.isBuffer((value as UploadedFile).data) ? (value as UploadedFile) : undefined;
 }
 
 /** The URL with `?done=` or `?error=` for the page to show once. */

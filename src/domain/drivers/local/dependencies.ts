@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { DriverType } from './manifest.js';
+
+export interface DependencyInstallSettings {
+  /** Kill the installer after this long. */
+  timeoutMs: number;
+  /** An npm registry URL to install from instead of npm's configured one. */
+  npmRegistry?: string;
+  pythonPath?: string;
+}
+
+export interface DependencyOutcome {
+  /** What ran, e.g. `npm install --omit=dev --ignore-scripts`; none when the package declares no dependencies. */
+  command?: string;
+  ok: boolean;
+  /** The installer's output (kept in the driver folder's install.log). */
+  log: string;
+  problem?: string;
+}
+
+const MAX_LOG_BYTES = 256 * 1024;
+
+/** The Python packages folder a driver's `requirements.txt` installs into; the supervisor puts it on PYTHONPATH. */
+export const PYTHON_PACKAGES_DIR = 'python_packages';
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Installs a driver's declared dependencies into its own folder: a JavaScript driver's
+ * package.json with `npm install --omit=dev --ignore-scripts` (no install scripts run: a driver
+ * package is code from elsewhere, and it runs only as the driver, supervised), a Python driver's
+ * requirements.txt with `pip install --target`. Never through a shell; bounded in time and output.
+ */
+export async function installDependencies(dir: string, driverType: DriverType, settings: DependencyInstallSettings): Promise<DependencyOutcome> {
+  if (driverType === 'javascript' && (await exists(path.join(dir, 'package.json')))) {
+    const args = ['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http'];
+    if (settings.npmRegistry) args.push(`--registry=${settings.npmRegistry}`);
+    return run(npmCommand(), args, dir, settings.timeoutMs);
+  }
+  if (driverType === 'python' && (await exists(path.join(dir, 'requirements.txt')))) {
+    const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--target', PYTHON_PACKAGES_DIR, '-r', 'requirements.txt'];
+    return run(settings.pythonPath ?? 'python3', args, dir, settings.timeoutMs);
+  }
+  return { ok: true, log: '' };
+}
+
+/** npm next to the running Node when it is there (a service's PATH may not have it), else from PATH. */
+function npmCommand(): string {
+  return process.platform === 'win32' ? 'npm.cmd' : 'npm';
+}
+
+function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<DependencyOutcome> {
+  const shown = [path.basename(command), ...args].join(' ');
+  return new Promise((resolve) => {
+    let log = `$ ${shown}\n`;
+    const append = (chunk: Buffer) => {
+      if (log.length < MAX_LOG_BYTES) log += chunk.toString('utf8');
+    };
+    const child = spawn(command, args, {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, npm_config_update_notifier: 'false', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+    });
+    const timer = setTimeout(() => {
+      log += `\n[killed after ${timeoutMs} ms]\n`;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout.on('data', append);
+    child.stderr.on('data', append);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ command: shown, ok: false, log: `${log}\n${err.message}\n`, problem: `${path.basename(command)} could not be started: ${err.message}` });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const ok = code === 0;
+      resolve({ command: shown, ok, log, ...(ok ? {} : { problem: `${path.basename(command)} exited with ${signal ?? `code ${code}`}` }) });
+    });
+  });
+}
