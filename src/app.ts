@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { VERSION } from './version.js';
 import { createHub, type Hub } from './hub.js';
-import { createLogger } from './logger.js';
+import { createLogger, type LogRing } from './logger.js';
 import { systemClock, systemTimers, type Clock, type Timers } from './platform/clock.js';
 import { createDriverSocketSurface, type DriverSocketSurface } from './surfaces/driver-ws/index.js';
 import { HttpListener } from './surfaces/http/listener.js';
@@ -19,6 +19,10 @@ export interface AppOptions {
   logger?: Logger;
   /** The HTTP server, when main.ts has it listening already; otherwise `start` listens. */
   listener?: HttpListener;
+  /** The newest log lines, for the admin panel. */
+  logRing?: LogRing;
+  /** Restarts the service within the process (main.ts): how a restored backup takes effect. */
+  restart?: (reason: string) => void;
 }
 
 export { createLogger };
@@ -40,7 +44,11 @@ export { VERSION };
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const log = options.logger ?? createLogger(config);
-  const hub = createHub(config, options.clock ?? systemClock, options.timers ?? systemTimers, log);
+  const ring = options.logRing;
+  const hub = createHub(config, options.clock ?? systemClock, options.timers ?? systemTimers, log, {
+    ...(ring ? { recentLogs: () => ring.recent() } : {}),
+    ...(options.restart ? { restart: options.restart } : {}),
+  });
   const fanout = new FeedFanout(hub.feed, config.streamBatchMs, log);
   const listener = options.listener ?? new HttpListener();
   const http = await buildHttpSurface(hub, VERSION, fanout, listener.serverFactory);

@@ -27,6 +27,8 @@ export interface Config {
   driverUploadMaxBytes: number;
   /** How long installing a driver's dependencies (npm, pip) may take. */
   driverInstallTimeoutMs: number;
+  /** Largest backup a restore takes (it is read into memory to be validated). */
+  backupMaxBytes: number;
   /** The npm registry driver dependencies install from; unset, npm's own configuration decides. */
   driverNpmRegistry?: string;
   loginMaxFailuresPerClient: number;
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     driverUploadMaxBytes: integer(env, 'DRIVER_UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     driverInstallTimeoutMs: integer(env, 'DRIVER_INSTALL_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    backupMaxBytes: integer(env, 'BACKUP_MAX_BYTES', 256 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     ...(env.DRIVER_NPM_REGISTRY ? { driverNpmRegistry: url(env, 'DRIVER_NPM_REGISTRY') } : {}),
     loginMaxFailuresPerClient: integer(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 20, 1, 10_000),
     loginMaxFailuresPerClientUser: integer(env, 'LOGIN_MAX_FAILURES_PER_USER', 5, 1, 10_000),

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { archiveReader } from './adapters/archives/archive-reader.js';
+import { archives } from './adapters/archives/archive-reader.js';
 import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
 import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
 import { CastIntegration } from './adapters/cast/cast-integration.js';
@@ -11,6 +11,8 @@ import { RokuIntegration } from './adapters/roku/roku-integration.js';
 import type { Config } from './config.js';
 import { AccessGrants } from './domain/access/access-grants.js';
 import { accessModule } from './domain/access/module.js';
+import { auditModule } from './domain/audit/module.js';
+import { backupsModule } from './domain/backups/module.js';
 import { authModule } from './domain/auth/module.js';
 import { devicesModule } from './domain/devices/module.js';
 import { driversModule } from './domain/drivers/module.js';
@@ -34,9 +36,10 @@ import type { Clock, Timers } from './platform/clock.js';
 import { inDependencyOrder, type HubModule } from './platform/module.js';
 import { firstAuthenticator, OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
-import { openStorage } from './storage/database.js';
+import { inspectDatabase, knownMigrations, openStorage } from './storage/database.js';
 import { storageModule } from './storage/module.js';
 import { KyselyAlertRepository } from './storage/repositories/alerts.js';
+import { KyselyAuditRepository } from './storage/repositories/audit.js';
 import { KyselyInviteRepository, KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from './storage/repositories/devices.js';
 import { KyselyDocumentRepository } from './storage/repositories/documents.js';
@@ -52,7 +55,15 @@ import { VERSION } from './version.js';
  * `createHub` only wires; `start` does the slow work (migrations, loading), so the surfaces can
  * already answer /healthz and /readyz while it runs.
  */
-export function createHub(config: Config, clock: Clock, timers: Timers, log: Logger) {
+/** What the process around the hub provides it. */
+export interface HubHost {
+  /** The newest log lines the process keeps (the admin panel's log page). */
+  recentLogs?: () => readonly string[];
+  /** Restarts the service in this process (stop, then start again): a restored backup takes effect so. */
+  restart?: (reason: string) => void;
+}
+
+export function createHub(config: Config, clock: Clock, timers: Timers, log: Logger, host: HubHost = {}) {
   const events = createDomainEventBus(log);
   const component = (name: string) => log.child({ component: name });
   const storage = openStorage(config.dataDir);
@@ -117,7 +128,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     timers,
     log: component('local-drivers'),
     packages: {
-      archives: archiveReader,
+      archives,
       maxBytes: config.driverUploadMaxBytes,
       install: { timeoutMs: config.driverInstallTimeoutMs, ...(config.driverNpmRegistry ? { npmRegistry: config.driverNpmRegistry } : {}) },
     },
@@ -264,10 +275,24 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       return { connected: devices.drivers.list().length, local: local.length, localRunning: local.filter((d) => d.status === 'running').length };
     },
     census,
+    recentLogs: host.recentLogs ?? (() => []),
   });
+  const backups = backupsModule({
+    dataDir: config.dataDir,
+    driversDir: config.driversDir,
+    version: VERSION,
+    database: { backupTo: (file) => storage.backupTo(file), inspect: inspectDatabase, knownMigrations },
+    archives,
+    clock,
+    timers,
+    log: component('backups'),
+    maxBytes: config.backupMaxBytes,
+    ...(host.restart ? { restart: host.restart } : {}),
+  });
+  const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -291,6 +316,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...remotes.operations,
     ...media.operations,
     ...music.operations,
+    ...audit.operations,
+    ...backups.operations,
   };
 
   return {

@@ -25,9 +25,9 @@ function maskSecrets(obj: Record<string, unknown>): Record<string, unknown> {
 /** How long a log line may wait in the buffer before it is written. */
 const LOG_FLUSH_INTERVAL_MS = 200;
 
-/** The service's logger; `to` replaces standard output (tests read the lines). */
-export function createLogger(config: Pick<Config, 'logLevel'>, to?: DestinationStream): Logger {
-  if (to) return pino(loggerOptions(config), to);
+/** The service's logger; `to` replaces standard output (tests read the lines); `ring` keeps the newest lines too. */
+export function createLogger(config: Pick<Config, 'logLevel'>, to?: DestinationStream, ring?: LogRing): Logger {
+  if (to) return pino(loggerOptions(config), ring ? ring.teeTo(to) : to);
   // Buffered, asynchronous stdout: lines are gathered into 4 KiB writes, and whatever is
   // buffered is written at least every 200 ms and at exit. Measured on `GET /auth/me`, a
   // synchronous write per request line cost about as much as the rest of the request.
@@ -49,7 +49,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, to?: DestinationS
       // Not open yet (nothing was written): nothing to flush.
     }
   });
-  return pino(loggerOptions(config), destination);
+  return pino(loggerOptions(config), ring ? ring.teeTo(destination) : destination);
 }
 
 function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
@@ -57,4 +57,37 @@ function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
   // loggers cost several µs a request.
   // No hostname on every line: a hub is one box, and the bytes are paid per request.
   return { level: config.logLevel, base: { pid: process.pid }, formatters: { log: maskSecrets } };
+}
+
+/**
+ * The newest log lines, kept in memory for the admin panel (bounded in lines and in each line's
+ * length). It is a pino destination of its own: `teeTo` writes every line to it as well.
+ */
+export class LogRing {
+  private readonly lines: string[] = [];
+
+  constructor(
+    private readonly maxLines = 2000,
+    private readonly maxLineChars = 8192,
+  ) {}
+
+  write(line: string): void {
+    this.lines.push(line.length > this.maxLineChars ? `${line.slice(0, this.maxLineChars)}…` : line);
+    if (this.lines.length > this.maxLines) this.lines.splice(0, this.lines.length - this.maxLines);
+  }
+
+  /** Oldest first. */
+  recent(): readonly string[] {
+    return this.lines;
+  }
+
+  /** A destination that writes to `to` and keeps each line here too. */
+  teeTo(to: DestinationStream): DestinationStream {
+    return {
+      write: (line: string) => {
+        this.write(line);
+        return to.write(line);
+      },
+    } as DestinationStream;
+  }
 }

@@ -1,5 +1,7 @@
-import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './logger.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger, LogRing } from './logger.js';
+import type { AddressInfo } from 'node:net';
+import type { App } from './app.js';
 import { HttpListener } from './surfaces/http/listener.js';
 
 /**
@@ -11,7 +13,7 @@ import { HttpListener } from './surfaces/http/listener.js';
  * first; `npm run build` puts app.js and everything it imports in a chunk of its own.
  */
 async function main(): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
@@ -21,17 +23,48 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config);
-  const listener = new HttpListener();
+  const logRing = new LogRing();
+  const log = createLogger(config, undefined, logRing);
+  let listener = new HttpListener();
   try {
     await listener.listen(config.port, config.host);
   } catch (err) {
     log.fatal({ err }, 'start failed');
     process.exit(1);
   }
+  // A restart listens again on the port bound now (PORT=0 picks one once).
+  const port = (listener.server.address() as AddressInfo).port;
 
   const { createApp } = await import('./app.js');
-  const app = await createApp(config, { logger: log, listener });
+  const { applyPendingRestore } = await import('./storage/restore.js');
+  let app!: App;
+  let restarting = false;
+  const build = async () => {
+    const restored = applyPendingRestore(config.dataDir, config.driversDir);
+    if (restored) log.warn({ keptIn: restored.keptIn }, 'a backup was restored; the state it replaced is kept');
+    app = await createApp(config, { logger: log, listener, logRing, restart });
+  };
+  // Within the process: every module stops as at shutdown, a staged restore is applied, and
+  // the service is built and started again on the same port.
+  function restart(reason: string): void {
+    if (restarting) return;
+    restarting = true;
+    log.warn({ reason }, 'restarting the service');
+    void (async () => {
+      await app.stop();
+      listener = new HttpListener();
+      await listener.listen(port, config.host);
+      await build();
+      await app.start();
+    })().then(
+      () => (restarting = false),
+      (err: unknown) => {
+        log.fatal({ err }, 'restart failed');
+        process.exit(1);
+      },
+    );
+  }
+  await build();
 
   const shutdown = (signal: string) => {
     log.info({ signal }, 'stopping');

@@ -75,6 +75,22 @@ export interface Caller {
   credential?: Credential;
   clientAddress: string;
   requestId: string;
+  /** What the surface's request means to do (a GET reads, a POST/DELETE changes); changes are what an audit trail records. */
+  intent?: 'read' | 'change';
+}
+
+/** A finished call, as observers (the audit trail) see it: after it ran, whether it succeeded or failed. */
+export interface CallRecord {
+  operation: string;
+  principal?: Principal;
+  caller: Caller;
+  /** The input as validated (when it got that far). */
+  input?: unknown;
+  /** Path parameters and other text parts of the call (an id names the target). */
+  target?: Record<string, unknown>;
+  ok: boolean;
+  /** The failure's code when it failed. */
+  code?: string;
 }
 
 /** Resolves a token to its principal; the auth service implements it. */
@@ -107,6 +123,25 @@ const ACCESS_ONLY: readonly TokenKind[] = ['access'];
 export class OperationRegistry {
   private readonly operations = new Map<string, Operation>();
   private readonly validators = new InputValidators();
+  private observers: Array<(record: CallRecord) => void> = [];
+
+  /** Calls `observer` after every call a surface marked as a change; returns the way to stop. */
+  observeChanges(observer: (record: CallRecord) => void): () => void {
+    this.observers.push(observer);
+    return () => {
+      this.observers = this.observers.filter((o) => o !== observer);
+    };
+  }
+
+  private notify(record: CallRecord): void {
+    for (const observer of this.observers) {
+      try {
+        observer(record);
+      } catch (err) {
+        this.log.error({ err, operation: record.operation }, 'call observer failed');
+      }
+    }
+  }
 
   constructor(
     private readonly authenticator: Authenticator,
@@ -148,13 +183,20 @@ export class OperationRegistry {
     const op = this.operations.get(name);
     if (!op) throw errors.UNKNOWN_OPERATION({ name });
     const principal = this.authorize(op.access, caller.credential);
-    const value = this.validators.validate(op, input);
+    const observed = caller.intent === 'change' && this.observers.length > 0;
+    const target = observed ? input.text?.params : undefined;
+    let value: unknown;
     try {
-      return await op.handler(value as never, { principal, clientAddress: caller.clientAddress, requestId: caller.requestId });
+      value = this.validators.validate(op, input);
+      const result = await op.handler(value as never, { principal, clientAddress: caller.clientAddress, requestId: caller.requestId });
+      if (observed) this.notify({ operation: op.name, principal, caller, input: value, ...(target ? { target } : {}), ok: true });
+      return result;
     } catch (err) {
-      if (err instanceof DomainError) throw err;
-      this.log.error({ err, operation: op.name, requestId: caller.requestId }, 'operation failed unexpectedly');
-      throw errors.INTERNAL_ERROR({}, { cause: err, logged: true });
+      const failure = err instanceof DomainError ? err : undefined;
+      if (!failure) this.log.error({ err, operation: op.name, requestId: caller.requestId }, 'operation failed unexpectedly');
+      const thrown = failure ?? errors.INTERNAL_ERROR({}, { cause: err, logged: true });
+      if (observed) this.notify({ operation: op.name, principal, caller, ...(value === undefined ? {} : { input: value }), ...(target ? { target } : {}), ok: false, code: thrown.code });
+      throw thrown;
     }
   }
 

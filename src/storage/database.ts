@@ -9,7 +9,31 @@ export interface Storage {
   db: Kysely<Database>;
   /** Applies pending migrations; returns every applied migration name, oldest first. */
   migrate(): Promise<string[]>;
+  /** A consistent copy of the live database at `file`, taken online with SQLite's backup API. */
+  backupTo(file: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The database's file name under DATA_DIR. */
+export const DATABASE_FILE = 'hub.sqlite';
+
+/** Kysely's migration table, where the applied migrations are named. */
+const MIGRATION_TABLE = 'kysely_migration';
+
+/** The migrations this version of the hub knows. */
+export const knownMigrations = () => Object.keys(migrations);
+
+/** Opens a database file read-only: the migrations applied to it, and SQLite's integrity check ("ok" when sound). */
+export async function inspectDatabase(file: string): Promise<{ migrations: string[]; integrity: string }> {
+  const sqlite = new SQLite(file, { readonly: true, fileMustExist: true });
+  try {
+    const integrity = (sqlite.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
+    const hasTable = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(MIGRATION_TABLE) !== undefined;
+    const names = hasTable ? (sqlite.prepare(`SELECT name FROM ${MIGRATION_TABLE} ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name) : [];
+    return { migrations: names, integrity };
+  } finally {
+    sqlite.close();
+  }
 }
 
 /**
@@ -48,7 +72,7 @@ class StaticMigrations implements MigrationProvider {
  */
 export function openStorage(dataDir: string): Storage {
   fs.mkdirSync(dataDir, { recursive: true });
-  const sqlite = new SQLite(path.join(dataDir, 'hub.sqlite'));
+  const sqlite = new SQLite(path.join(dataDir, DATABASE_FILE));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
@@ -63,6 +87,9 @@ export function openStorage(dataDir: string): Storage {
       const { error } = await migrator.migrateToLatest();
       if (error) throw new Error(`database migration failed: ${error instanceof Error ? error.message : String(error)}`);
       return (await migrator.getMigrations()).filter((m) => m.executedAt).map((m) => m.name);
+    },
+    async backupTo(file: string) {
+      await sqlite.backup(file);
     },
     async close() {
       if (closed) return;

@@ -1,6 +1,8 @@
+import { readdir } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
-import { Parser, type ReadEntry } from 'tar';
+import { create, Parser, type ReadEntry } from 'tar';
 import yauzl from 'yauzl';
+import type { ArchiveWriter } from '../../domain/backups/backup-service.js';
 import type { ArchiveReader, PackageFile } from '../../domain/drivers/local/packages.js';
 
 export class ArchiveProblem extends Error {}
@@ -16,7 +18,8 @@ const startsWith = (data: Buffer, magic: number[]) => magic.every((b, i) => data
  * memory, refusing what a driver package never needs and an attacker would use: links, devices,
  * absolute paths, `..` segments, and more bytes or entries than allowed (a zip bomb stops at the limit).
  */
-export const archiveReader: ArchiveReader = {
+export const archives: ArchiveReader & ArchiveWriter = {
+  writeTarGz,
   async read(data: Buffer, maxBytes: number): Promise<PackageFile[]> {
     if (startsWith(data, ZIP_MAGIC)) return readZip(data, maxBytes);
     if (startsWith(data, GZIP_MAGIC)) return readTarGz(data, maxBytes);
@@ -124,4 +127,10 @@ async function readTarGz(data: Buffer, maxBytes: number): Promise<PackageFile[]>
     parser.on('end', () => (problem ? reject(problem) : resolve(files)));
     parser.end(tarBytes);
   });
+}
+
+/** Packs a folder's contents (not the folder itself) into a .tar.gz, portable (no owners, no host names). */
+export async function writeTarGz(dir: string, file: string): Promise<void> {
+  const entries = await readdir(dir);
+  await create({ gzip: true, cwd: dir, file, portable: true, follow: false }, entries);
 }

@@ -35,10 +35,60 @@ export interface SystemFacts {
   migrations(): string[];
   drivers(): { connected: number; local: number; localRunning: number };
   census: ClientCensus;
+  /** The newest log lines (pino's JSON lines), oldest first; empty when the process keeps none. */
+  recentLogs(): readonly string[];
 }
+
+const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+const LEVEL_NAMES = Object.fromEntries(Object.entries(LEVELS).map(([k, v]) => [v, k]));
+
+const LogLine = Type.Object({
+  time: Type.Integer({ description: 'Epoch ms.' }),
+  level: Type.String(),
+  msg: Type.String(),
+  component: Type.Optional(Type.String()),
+  fields: Type.Record(Type.String(), Type.Unknown(), { description: 'The rest of the line (secrets were masked when it was written).' }),
+});
 
 export function systemOperations(facts: SystemFacts) {
   return {
+    logs: defineOperation({
+      name: 'system.logs',
+      summary: 'The newest log lines of this hub, newest first, filtered by level and text.',
+      access: ADMIN_ACCOUNT,
+      input: Type.Object({
+        level: Type.Optional(Type.Union(Object.keys(LEVELS).map((l) => Type.Literal(l)), { default: 'info', description: 'This level and above.' })),
+        contains: Type.Optional(Type.String({ maxLength: 200, description: 'Only lines whose text holds this.' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000, default: 200 })),
+      }),
+      output: Type.Object({ lines: Type.Array(LogLine), kept: Type.Integer({ description: 'Lines the hub keeps in memory in all.' }) }),
+      async handler({ level, contains, limit }) {
+        const min = LEVELS[level ?? 'info']!;
+        const max = limit ?? 200;
+        const all = facts.recentLogs();
+        const lines: Array<{ time: number; level: string; msg: string; component?: string; fields: Record<string, unknown> }> = [];
+        for (let i = all.length - 1; i >= 0 && lines.length < max; i--) {
+          const text = all[i]!;
+          if (contains && !text.includes(contains)) continue;
+          let parsed: Record<string, unknown>;
+          try {
+            parsed = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            continue;
+          }
+          const { time, level: n, msg, component, pid: _pid, ...fields } = parsed;
+          if (typeof n !== 'number' || n < min) continue;
+          lines.push({
+            time: typeof time === 'number' ? time : 0,
+            level: LEVEL_NAMES[n] ?? String(n),
+            msg: typeof msg === 'string' ? msg : '',
+            ...(typeof component === 'string' ? { component } : {}),
+            fields,
+          });
+        }
+        return { lines, kept: all.length };
+      },
+    }),
     info: defineOperation({
       name: 'system.info',
       summary: 'Version, uptime, resources, data folder usage, connected drivers and clients, and readiness of this hub.',

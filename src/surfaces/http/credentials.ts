@@ -50,5 +50,6 @@ export function streamCredential({ admits }: CredentialRules): CredentialReader 
 }
 
 export function callerOf(request: FastifyRequest, credential: CredentialReader) {
-  return { credential: credential(request), clientAddress: request.ip, requestId: String(request.id) };
+  const intent: 'read' | 'change' = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'change';
+  return { credential: credential(request), clientAddress: request.ip, requestId: String(request.id), intent };
 }

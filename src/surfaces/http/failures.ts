@@ -29,6 +29,9 @@ export const HTTP_STATUS_BY_CODE: ReadonlyMap<string, number> = new Map([
   [httpErrors.REQUEST_TIMEOUT.code, 408],
   [httpErrors.BODY_TOO_LARGE.code, 413],
   [httpErrors.UPLOAD_TOO_LARGE.code, 413],
+  // Domain failures HTTP has a precise status for.
+  ['DRIVER_PACKAGE_TOO_LARGE', 413],
+  ['BACKUP_TOO_LARGE', 413],
   [httpErrors.URI_TOO_LONG.code, 414],
   [httpErrors.UNSUPPORTED_MEDIA_TYPE.code, 415],
   [httpErrors.HEADERS_TOO_LARGE.code, 431],

@@ -8,7 +8,9 @@ import { ADMIN_COOKIE } from '../credentials.js';
 import { csrfGuard } from '../web/csrf.js';
 import { adminCredential } from './credential.js';
 import { systemPage } from './pages/system.js';
+import { backupsPage } from './pages/backups.js';
 import { driversPage } from './pages/drivers.js';
+import { logsPage } from './pages/logs.js';
 import { usersPage } from './pages/users.js';
 import { adminSessionRoutes } from './session.js';
 
@@ -33,13 +35,16 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
     async onFile(part) {
       (part as unknown as { value: Buffer }).value = await part.toBuffer();
     },
-    limits: { fileSize: hub.config.driverUploadMaxBytes, files: 4, fields: 20, fieldSize: 64 * 1024, parts: 24 },
+    // The larger of the two uploads; each operation holds its own to its own limit.
+    limits: { fileSize: Math.max(hub.config.driverUploadMaxBytes, hub.config.backupMaxBytes) + 1, files: 4, fields: 20, fieldSize: 64 * 1024, parts: 24 },
   });
   app.addHook('preHandler', csrfGuard(ADMIN_COOKIE));
   adminSessionRoutes(app, hub);
   systemPage(app, hub);
   usersPage(app, hub);
   driversPage(app, hub);
+  logsPage(app, hub);
+  backupsPage(app, hub);
   const route = adminRoutes(app, hub);
   const { users, invites } = hub.ops;
   route('GET', '/users', users.list);
@@ -54,6 +59,14 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   route('GET', '/users/:id/access', hub.ops.access.get);
   route('POST', '/users/:id/access', hub.ops.access.set);
   route('GET', '/system', hub.ops.system.info);
+  route('GET', '/logs', hub.ops.system.logs);
+  route('GET', '/audit', hub.ops.audit.list);
+  const backups = hub.ops.backups;
+  route('GET', '/backups', backups.list);
+  route('POST', '/backups', backups.create, { successStatus: 201 });
+  route('GET', '/backups/:name', backups.get);
+  route('DELETE', '/backups/:name', backups.remove);
+  route('POST', '/backups/restore', backups.restore, { successStatus: 202 });
   const players = hub.ops.players;
   route('GET', '/players', players.list);
   route('POST', '/players', players.save);

@@ -1,0 +1,231 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock, Timers } from '../../platform/clock.js';
+import type { ArchiveReader } from '../drivers/local/packages.js';
+import { backupErrors } from './errors.js';
+
+/** The database's side of a backup (the storage layer implements it). */
+export interface DatabaseSnapshots {
+  /** A consistent copy of the live database, taken online (writes go on meanwhile). */
+  backupTo(file: string): Promise<void>;
+  /** Opens a database file read-only: its applied migrations and integrity check ("ok" when sound). */
+  inspect(file: string): Promise<{ migrations: string[]; integrity: string }>;
+  /** The migrations this version of the hub knows. */
+  knownMigrations(): string[];
+}
+
+export interface ArchiveWriter {
+  /** Packs a folder's contents into a .tar.gz file. */
+  writeTarGz(dir: string, file: string): Promise<void>;
+}
+
+export interface BackupLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface BackupServiceDeps {
+  dataDir: string;
+  driversDir: string;
+  version: string;
+  database: DatabaseSnapshots;
+  archives: ArchiveReader & ArchiveWriter;
+  clock: Clock;
+  timers: Timers;
+  log: BackupLogger;
+  maxBytes: number;
+  /** Restarts the service in its process; absent, a restore takes effect at the next start. */
+  restart?: (reason: string) => void;
+}
+
+export interface BackupInfo {
+  name: string;
+  bytes: number;
+  createdAt: number;
+  sha256: string;
+  /** Where the archive is on the hub. */
+  file: string;
+}
+
+export interface BackupManifest {
+  format: 1;
+  createdAt: number;
+  hubVersion: string;
+  migrations: string[];
+}
+
+const FORMAT = 1;
+const NAME = /^hcs-backup-[0-9]{8}-[0-9]{6}(-[0-9]+)?$/;
+const DATABASE = 'database.sqlite';
+const MANIFEST = 'backup.json';
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0');
+/** Where a validated restore waits for the restart that applies it (storage's applyPendingRestore). */
+export const PENDING_RESTORE_DIR = 'restore-pending';
+
+const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+
+/**
+ * Backups of the hub: the database (copied online, consistent at one instant) and the drivers
+ * folder in one .tar.gz under `DATA_DIR/backups/`; and restores, validated in full (archive
+ * paths, the manifest, SQLite's integrity check, a schema this version knows) before anything
+ * is touched, then applied by restarting the service into them. A bad archive changes nothing.
+ */
+export class BackupService {
+  private busy = false;
+  private readonly dir: string;
+
+  constructor(private readonly deps: BackupServiceDeps) {
+    this.dir = path.join(deps.dataDir, 'backups');
+  }
+
+  private async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    if (this.busy) throw backupErrors.BACKUP_BUSY();
+    this.busy = true;
+    try {
+      return await work();
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  create(): Promise<BackupInfo> {
+    return this.exclusive(async () => {
+      await fs.mkdir(this.dir, { recursive: true });
+      const now = this.deps.clock.now();
+      let name = `hcs-backup-${stamp(now)}`;
+      for (let n = 2; await exists(path.join(this.dir, `${name}.tar.gz`)); n++) name = `hcs-backup-${stamp(now)}-${n}`;
+      const work = path.join(this.dir, `.tmp-${randomBytes(4).toString('hex')}`);
+      try {
+        await fs.mkdir(work, { recursive: true });
+        await this.deps.database.backupTo(path.join(work, DATABASE));
+        const inspected = await this.deps.database.inspect(path.join(work, DATABASE));
+        // The running drivers' folders; staging and kept versions (dot-folders) are not part of the hub's state.
+        await fs.cp(this.deps.driversDir, path.join(work, 'drivers'), {
+          recursive: true,
+          filter: async (source) => {
+            const rel = path.relative(this.deps.driversDir, source);
+            if (rel.split(path.sep)[0]?.startsWith('.')) return false;
+            return !(await fs.lstat(source)).isSymbolicLink();
+          },
+        }).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        });
+        const manifest: BackupManifest = { format: FORMAT, createdAt: now, hubVersion: this.deps.version, migrations: inspected.migrations };
+        await fs.writeFile(path.join(work, MANIFEST), JSON.stringify(manifest, null, 2));
+        const file = path.join(this.dir, `${name}.tar.gz`);
+        await this.deps.archives.writeTarGz(work, `${file}.partial`);
+        await fs.rename(`${file}.partial`, file);
+        const info = await this.describe(name);
+        this.deps.log.info({ backup: name, bytes: info.bytes }, 'backup created');
+        return info;
+      } finally {
+        await fs.rm(work, { recursive: true, force: true });
+      }
+    });
+  }
+
+  async list(): Promise<BackupInfo[]> {
+    const names = (await fs.readdir(this.dir).catch(() => [] as string[])).filter((f) => f.endsWith('.tar.gz')).map((f) => f.slice(0, -'.tar.gz'.length)).filter((n) => NAME.test(n));
+    const out: BackupInfo[] = [];
+    for (const name of names.sort().reverse()) out.push(await this.describe(name));
+    return out;
+  }
+
+  async get(name: string): Promise<BackupInfo> {
+    if (!NAME.test(name) || !(await exists(this.fileOf(name)))) throw backupErrors.BACKUP_NOT_FOUND({ name });
+    return this.describe(name);
+  }
+
+  async remove(name: string): Promise<BackupInfo> {
+    const info = await this.get(name);
+    await fs.rm(info.file, { force: true });
+    return info;
+  }
+
+  /**
+   * Validates an uploaded backup and stages it; the service then restarts into it. Throws,
+   * having changed nothing, when anything about it is wrong.
+   */
+  restore(data: Buffer): Promise<{ restoring: true; restartScheduled: boolean; backup: BackupManifest }> {
+    return this.exclusive(async () => {
+      if (data.length > this.deps.maxBytes) throw backupErrors.BACKUP_TOO_LARGE({ maxBytes: this.deps.maxBytes });
+      let files;
+      try {
+        files = await this.deps.archives.read(data, this.deps.maxBytes);
+      } catch (err) {
+        const problem = (err as Error).message;
+        if (/more than \d+ bytes/.test(problem)) throw backupErrors.BACKUP_TOO_LARGE({ maxBytes: this.deps.maxBytes });
+        throw backupErrors.BACKUP_INVALID({ problem });
+      }
+      const manifestFile = files.find((f) => f.path === MANIFEST);
+      const database = files.find((f) => f.path === DATABASE);
+      if (!manifestFile) throw backupErrors.BACKUP_INVALID({ problem: `it has no ${MANIFEST}; it is not a backup of this hub` });
+      let manifest: BackupManifest;
+      try {
+        manifest = JSON.parse(manifestFile.data.toString('utf8')) as BackupManifest;
+      } catch (err) {
+        throw backupErrors.BACKUP_INVALID({ problem: `${MANIFEST} is not valid JSON: ${(err as Error).message}` });
+      }
+      if (manifest?.format !== FORMAT) throw backupErrors.BACKUP_INVALID({ problem: `${MANIFEST} has format ${String(manifest?.format)}; this hub reads format ${FORMAT}` });
+      if (!database || !database.data.subarray(0, SQLITE_HEADER.length).equals(SQLITE_HEADER)) throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} is missing or not an SQLite database` });
+      const stray = files.find((f) => f.path !== MANIFEST && f.path !== DATABASE && !f.path.startsWith('drivers/'));
+      if (stray) throw backupErrors.BACKUP_INVALID({ problem: `"${stray.path}" does not belong in a backup` });
+
+      const staging = path.join(this.deps.dataDir, `${PENDING_RESTORE_DIR}.tmp-${randomBytes(4).toString('hex')}`);
+      try {
+        for (const f of files) {
+          if (f.path === MANIFEST) continue;
+          const target = path.join(staging, ...f.path.split('/'));
+          await fs.mkdir(path.dirname(target), { recursive: true });
+          await fs.writeFile(target, f.data, { flag: 'wx' });
+        }
+        await fs.writeFile(path.join(staging, MANIFEST), JSON.stringify(manifest));
+        let inspected;
+        try {
+          inspected = await this.deps.database.inspect(path.join(staging, DATABASE));
+        } catch (err) {
+          throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} cannot be opened: ${(err as Error).message}` });
+        }
+        if (inspected.integrity !== 'ok') throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} fails SQLite's integrity check: ${inspected.integrity}` });
+        const known = new Set(this.deps.database.knownMigrations());
+        const unknown = inspected.migrations.filter((m) => !known.has(m));
+        if (unknown.length > 0) throw backupErrors.BACKUP_SCHEMA_NEWER({ unknown: unknown.join(', ') }, { details: { unknown } });
+        const pending = path.join(this.deps.dataDir, PENDING_RESTORE_DIR);
+        await fs.rm(pending, { recursive: true, force: true });
+        await fs.rename(staging, pending);
+      } finally {
+        await fs.rm(staging, { recursive: true, force: true });
+      }
+      this.deps.log.warn({ createdAt: manifest.createdAt, hubVersion: manifest.hubVersion }, 'backup validated and staged; the service restarts into it');
+      const restart = this.deps.restart;
+      // After the answer is on its way: the restart closes every connection, this one included.
+      if (restart) this.deps.timers.setTimeout(() => restart('restore'), 200);
+      return { restoring: true as const, restartScheduled: restart !== undefined, backup: manifest };
+    });
+  }
+
+  private fileOf(name: string) {
+    return path.join(this.dir, `${name}.tar.gz`);
+  }
+
+  private async describe(name: string): Promise<BackupInfo> {
+    const file = this.fileOf(name);
+    const stat = await fs.stat(file);
+    const hash = createHash('sha256');
+    const handle = await fs.open(file);
+    try {
+      for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+    return { name, bytes: stat.size, createdAt: Math.round(stat.mtimeMs), sha256: hash.digest('hex'), file };
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,30 @@
+import type { Kysely } from 'kysely';
+import type { AuditEntry, AuditQuery, AuditRepository } from '../../domain/audit/audit-trail.js';
+import type { Database } from '../schema.js';
+
+/** The audit trail in `audit_log`: the action and actor as columns (filtered on), the rest as JSON. */
+export class KyselyAuditRepository implements AuditRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(entry: Omit<AuditEntry, 'id'>): Promise<void> {
+    const { at, actor, action, ...rest } = entry;
+    await this.db.insertInto('audit_log').values({ at, actor, action, detail: JSON.stringify(rest) }).execute();
+  }
+
+  async query(q: AuditQuery): Promise<{ entries: AuditEntry[]; hasMore: boolean }> {
+    let query = this.db.selectFrom('audit_log').selectAll();
+    if (q.before !== undefined) query = query.where('id', '<', q.before);
+    // A prefix as a range (no LIKE, whose wildcards `_` and `%` op names could hold).
+    if (q.action) query = query.where('action', '>=', q.action).where('action', '<', `${q.action}\uffff`);
+    if (q.actor) query = query.where('actor', '=', q.actor);
+    const rows = await query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+    const entries = rows.slice(0, q.limit).map((r) => ({ id: Number(r.id), at: Number(r.at), actor: r.actor, action: r.action, ...(JSON.parse(r.detail ?? '{}') as Omit<AuditEntry, 'id' | 'at' | 'actor' | 'action'>) }));
+    return { entries, hasMore: rows.length > q.limit };
+  }
+
+  async prune(keep: number): Promise<number> {
+    const newest = this.db.selectFrom('audit_log').select('id').orderBy('id', 'desc').limit(keep);
+    const result = await this.db.deleteFrom('audit_log').where('id', 'not in', newest).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
