@@ -90,6 +90,13 @@ export function openStorage(dataDir: string): Storage {
     },
     async backupTo(file: string) {
       await sqlite.backup(file);
+      // One self-contained file: the copy leaves WAL mode (the live database's), so no -wal or -shm goes with it.
+      const copy = new SQLite(file);
+      try {
+        copy.pragma('journal_mode = DELETE');
+      } finally {
+        copy.close();
+      }
     },
     async close() {
       if (closed) return;
