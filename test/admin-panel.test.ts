@@ -29,7 +29,7 @@ describe('admin panel in a browser', () => {
     await signIn(page);
     await expect.poll(() => page.title()).toContain('System');
     const cookie = (await page.context().cookies()).find((c) => c.name === 'hcs_admin')!;
-    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
     expect(cookie.expires).toBeGreaterThan(Date.now() / 1000);
     expect(await page.locator('[data-fact="Version"]').textContent()).toMatch(/\d+\.\d+/);
     await screenshot(page, 'admin-system');

@@ -6,6 +6,7 @@ import type { FeedItem } from '../../domain/protocol/feed.js';
 import type { Hub } from '../../hub.js';
 import { DomainError } from '../../platform/errors.js';
 import type { Caller, Credential, Scope } from '../../platform/operations.js';
+import { ADMIN_COOKIE } from '../http/credentials.js';
 import { Newcomers, type FeedFanout } from '../realtime/feed-fanout.js';
 import { batchWebSocketFlushes } from './batched-writes.js';
 import { HUB_PROTOCOL_CODE_FOR, hubProtocolErrors } from './failures.js';
@@ -56,12 +57,19 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     pingTimeout: 20_000,
   });
 
+  // The admin panel's pages connect with their session cookie (SameSite=Strict: another site's
+  // page cannot make the browser send it, so there is nothing to forge).
+  const adminSessionOf = (socket: Socket): string | undefined => {
+    const header = socket.handshake.headers.cookie;
+    const match = header ? new RegExp(`(?:^|;\\s*)${ADMIN_COOKIE}=([^;]+)`).exec(header) : null;
+    return match ? decodeURIComponent(match[1]!) : undefined;
+  };
   // Socket namespaces serve the OS API's household administration (CONTRACT: handshake auth).
   const admits: readonly Scope[] = ['os_api_admin'];
   const credentialOf = (socket: Socket, accepted = admits): Credential | undefined => {
     const fromAuth = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
     const fromQuery = socket.handshake.query.accessToken;
-    const token = typeof fromAuth === 'string' ? fromAuth : typeof fromQuery === 'string' ? fromQuery : undefined;
+    const token = typeof fromAuth === 'string' ? fromAuth : typeof fromQuery === 'string' ? fromQuery : accepted.includes('os_api_admin') ? adminSessionOf(socket) : undefined;
     return token ? { token, admits: accepted } : undefined;
   };
   // Every call presents the handshake's token again, so a revoked token stops working at once.

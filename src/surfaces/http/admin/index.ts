@@ -10,7 +10,9 @@ import { adminCredential } from './credential.js';
 import { systemPage } from './pages/system.js';
 import { backupsPage } from './pages/backups.js';
 import { driversPage } from './pages/drivers.js';
+import { irPage } from './pages/ir.js';
 import { logsPage } from './pages/logs.js';
+import { panelAssets } from './assets.js';
 import { usersPage } from './pages/users.js';
 import { adminSessionRoutes } from './session.js';
 
@@ -45,6 +47,8 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   driversPage(app, hub);
   logsPage(app, hub);
   backupsPage(app, hub);
+  irPage(app, hub);
+  panelAssets(app);
   const route = adminRoutes(app, hub);
   const { users, invites } = hub.ops;
   route('GET', '/users', users.list);

@@ -36,7 +36,7 @@ const LoginAnswer = Type.Object({
 
 /**
  * The admin panel's session: a sign-in form whose success sets `hcs_admin` (HttpOnly,
- * SameSite=Strict, path /admin, expiring with the access token it holds) and sign-out, which
+ * SameSite=Strict, path / (its Socket.IO connections carry it too), expiring with the access token it holds) and sign-out, which
  * revokes that token. Sign-in is `auth.login`, so failures count against the same login limiter.
  */
 export function adminSessionRoutes(app: FastifyInstance, hub: Hub): void {
@@ -68,7 +68,7 @@ export function adminSessionRoutes(app: FastifyInstance, hub: Hub): void {
         tags: ['admin'],
         summary: 'Sign in to the admin panel: sets the admin session cookie.',
         description:
-          'Form or JSON `{username, password}`. An admin account gets the `hcs_admin` cookie (HttpOnly, SameSite=Strict, path /admin) and, from a browser, a redirect (303) to the panel; an account that is not an administrator 403. Failures count against the login rate limiter (429).',
+          'Form or JSON `{username, password}`. An admin account gets the `hcs_admin` cookie (HttpOnly, SameSite=Strict, path /: the panel’s Socket.IO connections carry it too) and, from a browser, a redirect (303) to the panel; an account that is not an administrator 403. Failures count against the login rate limiter (429).',
         security: [],
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: Type.Object({ username: Type.String(), password: Type.String(), next: Type.Optional(Type.String()) }),
@@ -90,7 +90,7 @@ export function adminSessionRoutes(app: FastifyInstance, hub: Hub): void {
           await hub.operations.invoke(hub.ops.auth.logout.name, {}, { ...caller, credential: { token: issued.accessToken } });
           throw errors.ROLE_REQUIRED({ roles: 'admin' });
         }
-        reply.setCookie(ADMIN_COOKIE, issued.accessToken, { httpOnly: true, sameSite: 'strict', path: '/admin', maxAge: issued.expiresIn });
+        reply.setCookie(ADMIN_COOKIE, issued.accessToken, { httpOnly: true, sameSite: 'strict', path: '/', maxAge: issued.expiresIn });
         if (wantsHtml(request)) return reply.redirect(next, 303);
         return { ok: true as const, username: String(fields.username), expiresIn: issued.expiresIn, csrfToken: csrfTokenFor(issued.accessToken) };
       } catch (err) {
@@ -118,7 +118,7 @@ export function adminSessionRoutes(app: FastifyInstance, hub: Hub): void {
     },
     async (request, reply) => {
       await hub.operations.invoke(hub.ops.auth.logout.name, {}, callerOf(request, adminCredential));
-      reply.clearCookie(ADMIN_COOKIE, { path: '/admin' });
+      reply.clearCookie(ADMIN_COOKIE, { path: '/' });
       if (wantsHtml(request)) return reply.redirect('/admin/login', 303);
       return { ok: true as const };
     },

@@ -107,6 +107,7 @@ export function driversPage(app: FastifyInstance, hub: Hub): void {
     summary: 'Admin panel: local drivers and connected driver instances; upload, settings, restart, rollback, removal.',
     async build({ call, csrf }) {
       const { connected, local } = await call<{ connected: Connected[]; local: LocalDriver[] }>(drivers.list);
+      const { devices: all } = await call<{ devices: Array<{ id: string; name: string; driverKey: string; online: boolean }> }>(hub.ops.devices.list);
       const cards: Html[] = [];
       for (const d of local) {
         const settings =
@@ -117,6 +118,12 @@ export function driversPage(app: FastifyInstance, hub: Hub): void {
 <h2 id="drv-${d.driverKey}">${d.name ?? d.driverKey} <span class="badge ${d.status}">${d.status}</span></h2>
 <p class="muted">${d.driverKey}${d.version ? ` ${d.version}` : ''} · ${d.driverType ?? 'unknown type'} · ${d.file}${d.pid ? ` · pid ${d.pid}` : ''} · ${d.restarts} restarts</p>
 ${d.error ? html`<p class="flash error">Manifest error: ${d.error}</p>` : ''}
+${(() => {
+  const mine = all.filter((x) => x.driverKey === d.driverKey);
+  return mine.length === 0
+    ? html`<p class="muted">No devices reported.</p>`
+    : html`<p>Devices: ${mine.map((x, i) => html`${i > 0 ? ', ' : ''}<span class="device">${x.name}</span> <span class="badge ${x.online ? 'online' : 'offline'}">${x.online ? 'online' : 'offline'}</span>`)}</p>`;
+})()}
 ${d.lastError ? html`<p>Last error: ${d.lastError}</p>` : ''}
 ${d.missingSettings?.length ? html`<p class="flash error">Waiting for settings: ${d.missingSettings.join(', ')}</p>` : ''}
 ${d.recentStderr?.length ? html`<details><summary>Last stderr lines (${d.recentStderr.length})</summary><pre>${d.recentStderr.join('\n')}</pre></details>` : ''}
