@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { LogRing } from '../../src/logger.js';
 import { ManualClock, type Clock, type Timers } from '../../src/platform/clock.js';
 
 export const ADMIN = { username: 'admin', password: 'test-password-1' };
@@ -29,7 +30,7 @@ export function tempDataDir(): string {
  * `env` overrides configuration the way the process environment would.
  */
 export async function startServer(
-  options: { env?: Record<string, string>; clock?: Clock; timers?: Timers; dataDir?: string; beforeStart?: (app: App) => void; logger?: Logger } = {},
+  options: { env?: Record<string, string>; clock?: Clock; timers?: Timers; dataDir?: string; beforeStart?: (app: App) => void; logger?: Logger; logRing?: LogRing } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const config = loadConfig({
@@ -49,7 +50,7 @@ export async function startServer(
     ...options.env,
   });
   const clock = options.clock ?? new ManualClock(Date.now());
-  const app = await createApp(config, { clock, ...(options.timers ? { timers: options.timers } : {}), logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const app = await createApp(config, { clock, ...(options.timers ? { timers: options.timers } : {}), logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), ...(options.logRing ? { logRing: options.logRing } : {}) });
   options.beforeStart?.(app);
   const address = await app.start();
   const url = `http://127.0.0.1:${address.port}`;
