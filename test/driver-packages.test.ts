@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ let token: string;
 let driversDir: string;
 
 const MAX_UPLOAD = 256 * 1024;
+const HAS_PIP = spawnSync('python3', ['-m', 'pip', '--version'], { timeout: 20_000 }).status === 0;
 
 /** A local driver that reports one device named by its npm dependency, and answers `ping`. */
 const driverSource = (version: string) => `
@@ -253,6 +255,34 @@ describe('driver packages', () => {
     }
     expect(fs.existsSync(path.resolve(driversDir, '..', 'escape.js'))).toBe(false);
     expect((await localDriver())?.status).toBe('running');
+  });
+
+  // pip comes with python3 on the machines here; a python3 without it cannot install requirements at all.
+  it.skipIf(!HAS_PIP)('installs a Python driver with requirements.txt into its own folder (pip --target) and runs it with them', async () => {
+    const wheel = makeZip([
+      { name: 'hcsgreet/__init__.py', data: 'def greet(n):\n    return n + " (from a wheel)"\n' },
+      { name: 'hcsgreet-1.0.dist-info/METADATA', data: 'Metadata-Version: 2.1\nName: hcsgreet\nVersion: 1.0\n' },
+      { name: 'hcsgreet-1.0.dist-info/WHEEL', data: 'Wheel-Version: 1.0\nGenerator: hcs-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n' },
+      { name: 'hcsgreet-1.0.dist-info/RECORD', data: 'hcsgreet/__init__.py,,\nhcsgreet-1.0.dist-info/METADATA,,\nhcsgreet-1.0.dist-info/WHEEL,,\nhcsgreet-1.0.dist-info/RECORD,,\n' },
+    ]);
+    const source = ['import json, sys', 'from hcsgreet import greet', "print(json.dumps({'type': 'DEVICE_DISCOVERED', 'device': {'id': 'garden', 'name': greet('Garden')}}), flush=True)", 'for line in sys.stdin:', '    pass', ''].join('\n');
+    const archive = makeZip([
+      { name: 'garden.driver.json', data: JSON.stringify({ driverKey: 'garden.py', driverType: 'python', driverFile: 'garden.py', version: '1.0.0' }) },
+      { name: 'garden.py', data: source },
+      // Offline on purpose: the wheel travels in the package (tests never leave the machine).
+      { name: 'requirements.txt', data: '--no-index\n--find-links wheels\nhcsgreet==1.0\n' },
+      { name: 'wheels/hcsgreet-1.0-py3-none-any.whl', data: wheel },
+    ]);
+    const res = await upload(looseUpload([['package', 'garden.zip', archive]]));
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as { result: { package: { installLog: string } } };
+    expect(body.result.package.installLog).toMatch(/pip install .*--target python_packages -r requirements\.txt/);
+    expect(fs.existsSync(path.join(driversDir, 'garden.py', 'python_packages', 'hcsgreet', '__init__.py'))).toBe(true);
+    const named = async () => {
+      const list = (await (await server.request('GET', '/app/os/devices', { token })).json()) as { devices: Array<{ name: string; driverKey: string }> };
+      return list.devices.find((d) => d.driverKey === 'garden.py')?.name;
+    };
+    expect(await until('python device', named, (n) => n !== undefined)).toBe('Garden (from a wheel)');
   });
 
   it('removes a driver (kept as its previous version) and a rollback brings it back', async () => {
