@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { OneAtATime, pathExists } from '../../platform/one-at-a-time.js';
 import type { Clock, Timers } from '../../platform/clock.js';
 import type { ArchiveReader } from '../drivers/local/packages.js';
 import { backupErrors } from './errors.js';
@@ -72,29 +73,20 @@ const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').re
  * is touched, then applied by restarting the service into them. A bad archive changes nothing.
  */
 export class BackupService {
-  private busy = false;
+  /** One at a time: two of them must not interleave their renames. */
+  private readonly exclusive = new OneAtATime(() => backupErrors.BACKUP_BUSY());
   private readonly dir: string;
 
   constructor(private readonly deps: BackupServiceDeps) {
     this.dir = path.join(deps.dataDir, 'backups');
   }
 
-  private async exclusive<T>(work: () => Promise<T>): Promise<T> {
-    if (this.busy) throw backupErrors.BACKUP_BUSY();
-    this.busy = true;
-    try {
-      return await work();
-    } finally {
-      this.busy = false;
-    }
-  }
-
   create(): Promise<BackupInfo> {
-    return this.exclusive(async () => {
+    return this.exclusive.run(async () => {
       await fs.mkdir(this.dir, { recursive: true });
       const now = this.deps.clock.now();
       let name = `hcs-backup-${stamp(now)}`;
-      for (let n = 2; await exists(path.join(this.dir, `${name}.tar.gz`)); n++) name = `hcs-backup-${stamp(now)}-${n}`;
+      for (let n = 2; await pathExists(path.join(this.dir, `${name}.tar.gz`)); n++) name = `hcs-backup-${stamp(now)}-${n}`;
       const work = path.join(this.dir, `.tmp-${randomBytes(4).toString('hex')}`);
       try {
         await fs.mkdir(work, { recursive: true });
@@ -133,7 +125,7 @@ export class BackupService {
   }
 
   async get(name: string): Promise<BackupInfo> {
-    if (!NAME.test(name) || !(await exists(this.fileOf(name)))) throw backupErrors.BACKUP_NOT_FOUND({ name });
+    if (!NAME.test(name) || !(await pathExists(this.fileOf(name)))) throw backupErrors.BACKUP_NOT_FOUND({ name });
     return this.describe(name);
   }
 
@@ -148,7 +140,7 @@ export class BackupService {
    * having changed nothing, when anything about it is wrong.
    */
   restore(data: Buffer): Promise<{ restoring: true; restartScheduled: boolean; backup: BackupManifest }> {
-    return this.exclusive(async () => {
+    return this.exclusive.run(async () => {
       if (data.length > this.deps.maxBytes) throw backupErrors.BACKUP_TOO_LARGE({ maxBytes: this.deps.maxBytes });
       let files;
       try {
@@ -223,9 +215,3 @@ export class BackupService {
   }
 }
 
-async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(
-    () => true,
-    () => false,
-  );
-}

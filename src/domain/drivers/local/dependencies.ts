@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
 import path from 'node:path';
+import { pathExists } from '../../../platform/one-at-a-time.js';
 import type { DriverType } from './manifest.js';
 
 export interface DependencyInstallSettings {
@@ -25,12 +25,6 @@ const MAX_LOG_BYTES = 256 * 1024;
 /** The Python packages folder a driver's `requirements.txt` installs into; the supervisor puts it on PYTHONPATH. */
 export const PYTHON_PACKAGES_DIR = 'python_packages';
 
-async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(
-    () => true,
-    () => false,
-  );
-}
 
 /**
  * Installs a driver's declared dependencies into its own folder: a JavaScript driver's
@@ -39,12 +33,12 @@ async function exists(file: string): Promise<boolean> {
  * requirements.txt with `pip install --target`. Never through a shell; bounded in time and output.
  */
 export async function installDependencies(dir: string, driverType: DriverType, settings: DependencyInstallSettings): Promise<DependencyOutcome> {
-  if (driverType === 'javascript' && (await exists(path.join(dir, 'package.json')))) {
+  if (driverType === 'javascript' && (await pathExists(path.join(dir, 'package.json')))) {
     const args = ['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http'];
     if (settings.npmRegistry) args.push(`--registry=${settings.npmRegistry}`);
     return run(npmCommand(), args, dir, settings.timeoutMs);
   }
-  if (driverType === 'python' && (await exists(path.join(dir, 'requirements.txt')))) {
+  if (driverType === 'python' && (await pathExists(path.join(dir, 'requirements.txt')))) {
     const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--target', PYTHON_PACKAGES_DIR, '-r', 'requirements.txt'];
     return run(settings.pythonPath ?? 'python3', args, dir, settings.timeoutMs);
   }

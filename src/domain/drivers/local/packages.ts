@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { OneAtATime, pathExists } from '../../../platform/one-at-a-time.js';
 import type { Clock } from '../../../platform/clock.js';
 import { driverErrors } from '../errors.js';
 import { installDependencies, type DependencyInstallSettings } from './dependencies.js';
@@ -67,7 +68,8 @@ interface InstallRecord {
  */
 export class DriverPackages {
   private readonly root: string;
-  private busy = false;
+  /** One at a time: two of them must not interleave their renames. */
+  private readonly exclusive = new OneAtATime(() => driverErrors.DRIVER_INSTALL_BUSY());
 
   constructor(private readonly deps: DriverPackagesDeps) {
     this.root = path.resolve(deps.driversDir);
@@ -81,19 +83,9 @@ export class DriverPackages {
     return path.join(this.root, '.versions', driverKey, 'previous');
   }
 
-  /** One package operation at a time: two uploads of one driver must not interleave their swaps. */
-  private async exclusive<T>(work: () => Promise<T>): Promise<T> {
-    if (this.busy) throw driverErrors.DRIVER_INSTALL_BUSY();
-    this.busy = true;
-    try {
-      return await work();
-    } finally {
-      this.busy = false;
-    }
-  }
 
   install(upload: DriverUpload): Promise<LocalDriverInfo & { package: InstalledPackage }> {
-    return this.exclusive(async () => {
+    return this.exclusive.run(async () => {
       const files = await this.filesOf(upload);
       const staging = path.join(this.root, '.staging', `${Date.now()}-${randomBytes(4).toString('hex')}`);
       try {
@@ -129,9 +121,9 @@ export class DriverPackages {
 
   /** Makes the kept previous version current again (and the current one the previous: a rollback undoes a rollback). */
   rollback(driverKey: string): Promise<LocalDriverInfo & { package: InstalledPackage }> {
-    return this.exclusive(async () => {
+    return this.exclusive.run(async () => {
       const previous = this.previousOf(driverKey);
-      if (!(await exists(previous))) throw driverErrors.NO_PREVIOUS_VERSION({ driverKey });
+      if (!(await pathExists(previous))) throw driverErrors.NO_PREVIOUS_VERSION({ driverKey });
       const swap = path.join(this.root, '.staging', `rollback-${Date.now()}-${randomBytes(4).toString('hex')}`);
       await fs.mkdir(path.dirname(swap), { recursive: true });
       await fs.rename(previous, swap);
@@ -148,7 +140,7 @@ export class DriverPackages {
 
   /** Stops a driver and removes its folder; the folder is kept as the previous version, so a rollback brings it back. */
   remove(driverKey: string): Promise<{ driverKey: string; removed: true }> {
-    return this.exclusive(async () => {
+    return this.exclusive.run(async () => {
       const info = this.deps.supervisor.list().find((d) => d.driverKey === driverKey);
       if (!info) throw driverErrors.DRIVER_NOT_FOUND({ driverKey }, { details: { driverKey } });
       const folder = this.folderOf(driverKey);
@@ -175,7 +167,7 @@ export class DriverPackages {
       ...(current?.version ? { version: current.version } : {}),
       ...(current ? { installedAt: current.installedAt } : {}),
       ...(log !== undefined ? { installLog: tail(log, 8000) } : {}),
-      ...((await exists(this.previousOf(driverKey))) ? { previous: { ...(previous?.version ? { version: previous.version } : {}), ...(previous ? { installedAt: previous.installedAt } : {}) } } : {}),
+      ...((await pathExists(this.previousOf(driverKey))) ? { previous: { ...(previous?.version ? { version: previous.version } : {}), ...(previous ? { installedAt: previous.installedAt } : {}) } } : {}),
     };
   }
 
@@ -183,7 +175,7 @@ export class DriverPackages {
   private async swapIn(driverKey: string, ready: string): Promise<void> {
     const target = this.folderOf(driverKey);
     const previous = this.previousOf(driverKey);
-    if (await exists(target)) {
+    if (await pathExists(target)) {
       await fs.rm(previous, { recursive: true, force: true });
       await fs.mkdir(path.dirname(previous), { recursive: true });
       await fs.rename(target, previous);
@@ -266,12 +258,6 @@ function isInside(dir: string, file: string): boolean {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
-async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(
-    () => true,
-    () => false,
-  );
-}
 
 async function readRecord(folder: string): Promise<InstallRecord | undefined> {
   try {

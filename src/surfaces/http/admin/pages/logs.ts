@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { AuditEntry } from '../../../../domain/audit/audit-trail.js';
 import type { Hub } from '../../../../hub.js';
 import { html } from '../../web/html.js';
 import { bindPage } from '../panel-kit.js';
@@ -11,17 +12,6 @@ interface LogLine {
   fields: Record<string, unknown>;
 }
 
-interface AuditEntry {
-  id: number;
-  at: number;
-  actor: string | null;
-  action: string;
-  ok: boolean;
-  code?: string;
-  target?: Record<string, unknown>;
-  input?: unknown;
-  clientAddress?: string;
-}
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'];
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
