@@ -44,6 +44,12 @@ describe('SSDP search', () => {
     expect(responder.requests[0]).toMatch(/^M-SEARCH \* HTTP\/1\.1\r\nHOST: 127\.0\.0\.1:\d+\r\nMAN: "ssdp:discover"\r\nMX: 1\r\nST: /);
   });
 
+  it('searching ssdp:all finds every device, each under its own target', async () => {
+    const responder = await ssdpResponder();
+    const found = await ssdpSearch({ searchTargets: ['ssdp:all'], timeoutMs: 300, bindAddress: '127.0.0.1', destination: responder });
+    expect(found.map((f) => f.st).sort()).toEqual([ROKU.st, RENDERER.st, PRINTER.st].sort());
+  });
+
   it('answers nothing when nobody answers, within the time-out, and stops at once when aborted', async () => {
     const responder = await ssdpResponder([]);
     let started = Date.now();

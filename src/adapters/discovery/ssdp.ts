@@ -71,14 +71,16 @@ export async function ssdpSearch(options: SsdpSearchOptions): Promise<SsdpRespon
   const socket = createSocket({ type: 'udp4', reuseAddr: false });
   const found = new Map<string, SsdpResponse>();
   const wanted = new Set(options.searchTargets.map((t) => t.toLowerCase()));
+  // Searching ssdp:all asks every device for everything it is: each answer names its own ST.
+  const anyTarget = wanted.has('ssdp:all');
 
   socket.on('message', (datagram, rinfo) => {
     const headers = parseSsdpResponse(datagram);
     if (!headers) return;
     const { st, usn, location } = headers;
     if (!st || !usn || !location) return;
-    // A device answering ssdp:all or another target than asked is not what this search is for.
-    if (!wanted.has(st.toLowerCase())) return;
+    // A device answering another target than asked is not what this search is for (unless all were asked).
+    if (!anyTarget && !wanted.has(st.toLowerCase())) return;
     const key = `${usn}\u0000${st}`;
     if (found.has(key)) return;
     found.set(key, { st, usn, location, ...(headers.server ? { server: headers.server } : {}), headers, from: { address: rinfo.address, port: rinfo.port } });
