@@ -14,6 +14,7 @@ import { accessModule } from './domain/access/module.js';
 import { auditModule } from './domain/audit/module.js';
 import { backupsModule } from './domain/backups/module.js';
 import { authModule } from './domain/auth/module.js';
+import { debugModule } from './domain/debug/module.js';
 import { devicesModule } from './domain/devices/module.js';
 import { driversModule } from './domain/drivers/module.js';
 import { createDomainEventBus } from './domain/events.js';
@@ -289,10 +290,11 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     maxBytes: config.backupMaxBytes,
     ...(host.restart ? { restart: host.restart } : {}),
   });
+  const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -318,6 +320,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...music.operations,
     ...audit.operations,
     ...backups.operations,
+    ...debug.operations,
   };
 
   return {

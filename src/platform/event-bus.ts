@@ -10,8 +10,12 @@ export interface EventBusLogger {
   error(obj: unknown, msg: string): void;
 }
 
+/** A listener to every event: its name and payload. */
+export type AnyListener<Events extends EventMap> = <K extends keyof Events>(event: K, payload: Events[K]) => void;
+
 export class EventBus<Events extends EventMap> {
   private readonly listeners = new Map<keyof Events, Set<{ owner: object; fn: Listener<never> }>>();
+  private readonly anyListeners = new Set<{ owner: object; fn: AnyListener<Events> }>();
 
   constructor(private readonly log?: EventBusLogger) {}
 
@@ -26,7 +30,21 @@ export class EventBus<Events extends EventMap> {
     return () => set.delete(entry);
   }
 
+  /** Listens to every event (a debugging tail, not a way around typed subscriptions). */
+  onAny(owner: object, fn: AnyListener<Events>): () => void {
+    const entry = { owner, fn };
+    this.anyListeners.add(entry);
+    return () => this.anyListeners.delete(entry);
+  }
+
   emit<K extends keyof Events>(event: K, payload: Events[K]): void {
+    for (const { fn } of this.anyListeners) {
+      try {
+        fn(event, payload);
+      } catch (err) {
+        this.log?.error({ err, event: String(event) }, 'event listener failed');
+      }
+    }
     const set = this.listeners.get(event);
     if (!set) return;
     for (const { fn } of set) {
@@ -44,10 +62,12 @@ export class EventBus<Events extends EventMap> {
     for (const set of this.listeners.values()) {
       for (const entry of set) if (entry.owner === owner) set.delete(entry);
     }
+    for (const entry of this.anyListeners) if (entry.owner === owner) this.anyListeners.delete(entry);
   }
 
   removeAllListeners(): void {
     this.listeners.clear();
+    this.anyListeners.clear();
   }
 
   listenerCount(event: keyof Events): number {

@@ -209,6 +209,12 @@ export class DriverManager {
     return sent;
   }
 
+  /** A connected instance of the driver (the one named, or the first), for tools that act as it (the debug routes). */
+  linkOf(driverKey: string, instanceId?: string): DriverLink | undefined {
+    for (const { link } of this.links.values()) if (link.driverKey === driverKey && (instanceId === undefined || link.instanceId === instanceId)) return link;
+    return undefined;
+  }
+
   isConnected(driverKey: string): boolean {
     for (const { link } of this.links.values()) if (link.driverKey === driverKey) return true;
     return false;
