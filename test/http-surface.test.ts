@@ -161,9 +161,12 @@ describe('other route families', () => {
     expect(users.users.map((u) => u.username)).toEqual(['admin']);
     expect(JSON.stringify(users)).not.toMatch(/scrypt|password/i);
     expect((await server.request('GET', '/admin/system', { token })).status).toBe(200);
-    const ui = await server.request('GET', '/os/');
+    // A browser without a session is sent to the sign-in page; an API client gets 401.
+    const ui = await server.request('GET', '/os/', { headers: { accept: 'text/html' } });
+    expect(ui.url).toMatch(/\/os\/login\?next=%2Fos%2F$/);
     expect(ui.headers.get('content-type')).toMatch(/text\/html/);
     expect(await ui.text()).toContain('Sign in');
+    expect((await server.request('GET', '/os/')).status).toBe(401);
     const signedIn = await server.request('GET', '/os/', { headers: { cookie: `hcs_session=${token}` } });
     expect(await signedIn.text()).toContain('Signed in as');
     expect((await server.request('GET', '/dev/routes')).status).toBe(404);

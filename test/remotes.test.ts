@@ -63,6 +63,9 @@ async function codeOf(requestId: string): Promise<string> {
 
 const otherCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(code.length, '0');
 
+/** The CSRF token a web UI page carries for its session. */
+const csrfOf = (page: string) => /<meta name="csrf-token" content="([^"]+)">/.exec(page)![1]!;
+
 /** Pairs a remote over REST by entering the code; answers its id and token. */
 async function pairRemote(name: string, spaceId = spaces.living): Promise<{ id: string; token: string }> {
   const started = await call('POST', '/remote/pair/start', { name });
@@ -275,7 +278,10 @@ describe('pairing', () => {
     const page = await (await server.request('GET', '/os/', { headers: { cookie } })).text();
     expect(page).toContain('Kitchen tablet');
     expect(page).toContain(await codeOf(requestId));
-    const confirm = await server.request('POST', `/os/remotes/pairing/${requestId}/confirm`, { headers: { cookie }, body: {} });
+    // The page's forms carry the session's CSRF token; a POST without it is refused.
+    const csrf = csrfOf(page);
+    expect((await server.request('POST', `/os/remotes/pairing/${requestId}/confirm`, { headers: { cookie }, body: {} })).status).toBe(403);
+    const confirm = await server.request('POST', `/os/remotes/pairing/${requestId}/confirm`, { headers: { cookie, 'x-csrf-token': csrf }, body: {} });
     expect(confirm.status).toBe(200);
     expect((await call('GET', `/remote/pair/${requestId}`)).body).toMatchObject({ status: 'paired', token: expect.any(String) });
     expect((await server.request('POST', `/os/remotes/pairing/${requestId}/reject`, { body: {} })).status).toBe(401);
@@ -454,10 +460,9 @@ describe('a remote paired by a household member', () => {
     expect((await call('POST', `/admin/users/${nina}/access`, { spaceIds: [spaces.kitchen], deviceIds: [ids.tv] }, admin)).status).toBe(200);
     const login = await server.request('POST', '/app/auth/login', { body: { username: 'nina', password: 'nina-password' } });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const asNina = (path: string, body: unknown) => server.request('POST', path, { headers: { cookie }, body });
-
     const requestId = (await call('POST', '/remote/pair/start', { name: "Nina's remote" })).body.requestId as string;
     const page = await (await server.request('GET', '/os/', { headers: { cookie } })).text();
+    const asNina = (path: string, body: unknown) => server.request('POST', path, { headers: { cookie, 'x-csrf-token': csrfOf(page) }, body });
     expect(page).toContain("Nina&#39;s remote");
     expect(page).not.toContain(await codeOf(requestId));
 

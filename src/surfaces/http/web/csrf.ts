@@ -41,7 +41,8 @@ function sameToken(a: string, b: string): boolean {
  */
 export function csrfGuard(cookieName: string): preHandlerAsyncHookHandler {
   return async (request) => {
-    if (SAFE_METHODS.has(request.method) || bearerOf(request)) return;
+    // Signing in relies on no cookie (a public route reads none), so there is nothing to forge.
+    if (SAFE_METHODS.has(request.method) || bearerOf(request) || request.routeOptions.config?.access === 'public') return;
     const session = request.cookies?.[cookieName];
     if (!session) return;
     const token = presented(request);

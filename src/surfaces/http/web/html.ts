@@ -71,6 +71,7 @@ form.row{display:flex;flex-wrap:wrap;gap:.4rem;align-items:end}form.row label{ma
 .badge.running,.badge.online{background:#e3f4e8}.badge.invalid,.badge.backoff,.badge.offline{background:#fbe4e4}
 pre{white-space:pre-wrap;word-break:break-word;background:#f0f3f6;padding:.5rem;border-radius:.3rem;font-size:.85rem;max-height:24rem;overflow:auto}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(17rem,1fr));gap:.8rem}
+dl.state{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem;margin:.4rem 0}dl.state div{display:contents}dl.state dt{color:var(--muted)}dl.state dd{margin:0;font-weight:600}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;padding:.4rem;z-index:2}
 @media (max-width:40rem){main{padding:.5rem}th,td{padding:.3rem .2rem}}
 `;

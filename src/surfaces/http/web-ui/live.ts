@@ -1,0 +1,63 @@
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import { CREDENTIALS_CHANGED } from '../../../domain/events.js';
+import type { Hub } from '../../../hub.js';
+import { SseStream } from '../../sse/sse.js';
+import { callerOf } from '../credentials.js';
+import { ErrorBody } from '../errors.js';
+import { HOME_AREA, householdCredential } from './area.js';
+
+/** What changes which devices a household member sees. */
+const VISIBILITY_EVENTS = ['device.discovered', 'device.updated', 'device.removed', 'space.devices_assigned', 'space.removed'] as const;
+
+/**
+ * `/os/events`: the live state of the devices the signed-in account sees, for the web UI's pages
+ * (an EventSource sends the session cookie). The devices it may see are what `devices.list`
+ * answers that account, asked again when devices or rooms change; the stream ends when its
+ * session no longer authenticates.
+ */
+export function liveStateRoute(app: FastifyInstance, hub: Hub): void {
+  app.get(
+    '/events',
+    {
+      config: { access: 'stream' },
+      schema: {
+        tags: [HOME_AREA.tag],
+        summary: 'Server-sent events for the web UI: `ready`, then `state` ({deviceId, changed}) and `online` ({deviceId, online}) of the devices the session sees.',
+        produces: ['text/event-stream'],
+        response: { 200: Type.String({ description: 'text/event-stream' }), '4xx': ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request, householdCredential);
+      const visible = async () => {
+        const { devices } = (await hub.operations.invoke(hub.ops.devices.list.name, {}, caller)) as { devices: Array<{ id: string }> };
+        return new Set(devices.map((d) => d.id));
+      };
+      let ids = await visible();
+      const stream = new SseStream(reply, { heartbeatMs: hub.config.ssePingIntervalMs, maxBufferedBytes: hub.config.sseMaxBufferBytes, timers: hub.timers });
+      const owner = {};
+      stream.onClose(() => hub.events.removeOwner(owner));
+      stream.send('ready', { devices: ids.size });
+      hub.events.on(owner, 'device.state_changed', (e) => {
+        if (ids.has(e.deviceId)) stream.send('state', { deviceId: e.deviceId, changed: e.changed, at: e.at });
+      });
+      hub.events.on(owner, 'device.online_changed', (e) => {
+        if (ids.has(e.deviceId)) stream.send('online', { deviceId: e.deviceId, online: e.online, at: e.at });
+      });
+      for (const event of VISIBILITY_EVENTS) {
+        hub.events.on(owner, event, () => {
+          visible().then(
+            (next) => (ids = next),
+            () => stream.close(),
+          );
+        });
+      }
+      for (const event of CREDENTIALS_CHANGED) {
+        hub.events.on(owner, event, () => {
+          if (!hub.operations.stillAuthenticates(caller.credential)) stream.close();
+        });
+      }
+    },
+  );
+}

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser, newPage, screenshot } from './support/browser.js';
+import { ADMIN, startServer, type TestServer } from './support/server.js';
+import { eventually, TestDriver, type Message } from './support/ws-driver.js';
+
+let server: TestServer;
+let token: string;
+let driver: TestDriver;
+let browser: Browser;
+let page: Page;
+const actions: Message[] = [];
+const ids = { lamp: '', space: '', program: '' };
+
+type Json = Record<string, unknown>;
+const json = async (res: Response) => (await res.json()) as Json;
+
+beforeAll(async () => {
+  server = await startServer();
+  token = await server.login();
+  driver = await TestDriver.register(`${server.url.replace('http', 'ws')}/driver`, 'acme.lights');
+  driver.serveActions((action) => {
+    actions.push(action);
+    return { done: action.command };
+  });
+  driver.send({
+    type: 'DEVICE_DISCOVERED',
+    device: {
+      id: 'lamp-1',
+      name: 'Reading lamp',
+      commands: [{ name: 'turn_on', label: 'On' }, { name: 'set_brightness', label: 'Set brightness', params: { type: 'object', properties: { brightness: { type: 'integer', minimum: 0, maximum: 100, title: 'Brightness' } }, required: ['brightness'] } }],
+      state: { on: false, brightness: 10 },
+    },
+  });
+  ids.lamp = await eventually(async () => {
+    const list = (await json(await server.request('GET', '/app/os/devices', { token }))).devices as Array<{ id: string; name: string }>;
+    return list.find((d) => d.name === 'Reading lamp')?.id;
+  });
+  ids.space = ((await json(await server.request('POST', '/app/os/spaces/save', { token, body: { name: 'Living room' } }))) as { id: string }).id;
+  expect((await server.request('POST', `/app/os/spaces/${ids.space}/devices/assign`, { token, body: { deviceIds: [ids.lamp] } })).status).toBe(200);
+  const program = await server.request('POST', '/app/os/programs/save', { token, body: { yaml: `name: Evening\nsteps:\n  - device: ${ids.lamp}\n    command: turn_on\n` } });
+  expect(program.status).toBe(200);
+  ids.program = ((await program.json()) as { id: string }).id;
+  const user = (await json(await server.request('POST', '/admin/users', { token, body: { username: 'hank', password: 'hank-password-1' } }))) as { id: string };
+  expect((await server.request('POST', `/admin/users/${user.id}/access`, { token, body: { spaceIds: [ids.space], deviceIds: [] } })).status).toBe(200);
+  browser = await launchBrowser();
+  page = await newPage(browser);
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  driver?.close();
+  await server?.close();
+});
+
+async function signIn(p: Page, username: string, password: string) {
+  await p.goto(`${server.url}/os/`);
+  await p.getByLabel('Username').fill(username);
+  await p.getByLabel('Password').fill(password);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+}
+
+describe('household web UI in a browser', () => {
+  it('signs a household member in and shows their rooms, devices and state, changing live when the driver reports', async () => {
+    await signIn(page, 'hank', 'hank-password-1');
+    await expect.poll(() => page.title()).toContain('Rooms');
+    const card = page.locator(`[data-device="${ids.lamp}"]`);
+    expect(await card.locator('h3').textContent()).toContain('Reading lamp');
+    expect(await card.locator('[data-state-key="brightness"]').textContent()).toBe('10');
+    await expect.poll(() => page.locator('#live').textContent()).toContain('Live');
+    driver.send({ type: 'STATE_UPDATE', deviceId: 'lamp-1', state: { brightness: 55, on: true } });
+    await expect.poll(() => card.locator('[data-state-key="brightness"]').textContent()).toBe('55');
+    expect(await card.locator('[data-state-key="on"]').textContent()).toBe('true');
+    await screenshot(page, 'os-rooms');
+  });
+
+  it('sends a command with its parameters from the device card', async () => {
+    const card = page.locator(`[data-device="${ids.lamp}"]`);
+    await card.getByLabel('Brightness', { exact: true }).fill('70');
+    await card.getByRole('button', { name: 'Set brightness (Reading lamp)' }).click();
+    await expect.poll(() => page.locator('.flash').first().textContent()).toContain('set_brightness: done');
+    expect(actions.at(-1)).toMatchObject({ command: 'set_brightness', params: { brightness: 70 } });
+  });
+
+  it('runs a program', async () => {
+    await page.goto(`${server.url}/os/programs`);
+    const before = actions.length;
+    await page.getByRole('button', { name: 'Run Evening' }).click();
+    await expect.poll(() => page.locator('.flash').first().textContent()).toContain('running');
+    await eventually(() => actions.length > before);
+    expect(actions.at(-1)).toMatchObject({ command: 'turn_on' });
+    await screenshot(page, 'os-programs');
+  });
+
+  it('refuses a POST signed in by the cookie without the CSRF token', async () => {
+    const status = await page.evaluate(`fetch('/os/devices/${ids.lamp}/command', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'command=turn_on' }).then((r) => r.status)`);
+    expect(status).toBe(403);
+  });
+
+  it('lets an administrator edit a program as YAML, with an error shown at its line', async () => {
+    const admin = await newPage(browser);
+    await signIn(admin, ADMIN.username, ADMIN.password);
+    await admin.goto(`${server.url}/os/programs/${ids.program}`);
+    const editor = admin.getByLabel(/Program \(YAML/);
+    expect(await editor.inputValue()).toContain('name: Evening');
+    await editor.fill(`name: Evening\nsteps:\n  - device: ${ids.lamp}\n    command: turn_on\n  - delay: forever\n`);
+    await admin.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => admin.locator('.error-line').count()).toBe(1);
+    expect(await admin.locator('.error-line').textContent()).toContain('delay: forever');
+    expect(await admin.locator('.flash.error').textContent()).toMatch(/^Line 5/);
+    await screenshot(admin, 'os-program-error');
+    await admin.getByLabel(/Program \(YAML/).fill(`name: Evening\nsteps:\n  - device: ${ids.lamp}\n    command: turn_on\n  - delay: 1s\n`);
+    await admin.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => admin.locator('.flash').first().textContent()).toContain('Program Evening saved');
+    const saved = (await json(await server.request('GET', `/app/os/programs/${ids.program}`, { token }))) as { steps: unknown[] };
+    expect(saved.steps).toHaveLength(2);
+    await admin.goto(`${server.url}/os/media`);
+    await screenshot(admin, 'os-media');
+    await admin.goto(`${server.url}/os/remotes`);
+    await screenshot(admin, 'os-remotes');
+  });
+
+  it('works on a phone and by keyboard, every page with a title and labelled controls', async () => {
+    const phone = await newPage(browser, { width: 390, height: 844 });
+    await signIn(phone, 'hank', 'hank-password-1');
+    await expect.poll(() => phone.title()).toContain('Rooms');
+    for (const path of ['/os/', '/os/programs', '/os/media', '/os/remotes']) {
+      await phone.goto(server.url + path);
+      expect(await phone.title(), path).toMatch(/ · Home · Home Control$/);
+      const overflow = await phone.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      expect(overflow, path).toBeLessThanOrEqual(0);
+      const unlabelled = await phone.evaluate<string[]>(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')].filter((el) => !el.labels || el.labels.length === 0).map((el) => el.name)`);
+      expect(unlabelled, path).toEqual([]);
+    }
+    await phone.goto(`${server.url}/os/`);
+    await phone.keyboard.press('Tab');
+    expect(await phone.evaluate<string>('document.activeElement.textContent')).toContain('Skip to content');
+    await phone.keyboard.press('Tab');
+    expect(await phone.evaluate<string>('document.activeElement.tagName')).toBe('A');
+    await screenshot(phone, 'os-rooms-phone');
+  });
+});
