@@ -73,6 +73,19 @@ describe('household web UI in a browser', () => {
     await screenshot(page, 'os-rooms');
   });
 
+  it('shows a member only what is granted to them (spaces.overview), an administrator everything', async () => {
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'fan-1', name: 'Attic fan', state: { on: false } } });
+    const overview = await eventually(async () => {
+      const body = (await json(await server.request('GET', '/app/os/spaces/overview', { token }))) as { spaces: Array<{ space: { name: string }; devices: unknown[] }>; unplaced: Array<{ device: { name: string } }> };
+      return body.unplaced.length > 0 ? body : undefined;
+    });
+    expect(overview.spaces).toMatchObject([{ space: { name: 'Living room' }, devices: [{ device: { name: 'Reading lamp' }, state: { state: { brightness: 55 }, online: true } }] }]);
+    expect(overview.unplaced.map((d) => d.device.name)).toEqual(['Attic fan']);
+    await page.reload();
+    expect(await page.locator('[data-device]').count()).toBe(1);
+    expect(await page.content()).not.toContain('Attic fan');
+  });
+
   it('sends a command with its parameters from the device card', async () => {
     const card = page.locator(`[data-device="${ids.lamp}"]`);
     await card.getByLabel('Brightness', { exact: true }).fill('70');

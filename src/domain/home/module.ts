@@ -67,7 +67,7 @@ export function homeModule({ repositories: repos, devices, programs, alertRetent
     needs: ['devices', 'program-catalog'],
     ...services,
     reach,
-    operations: { home: homeOperations(services, { audiences, devices: devices.registry, reach }) },
+    operations: { home: homeOperations(services, { audiences, devices: devices.registry, views: devices, reach }) },
     async start() {
       for (const collection of Object.values(collections)) await collection.load();
       await preferences.load();

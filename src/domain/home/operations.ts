@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { ADMIN_FROM_ANY_APP, ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
 import type { Audience, AudienceResolver } from '../access/audience.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
-import { DeviceSchema } from '../devices/schemas.js';
+import type { DeviceService } from '../devices/device-service.js';
+import { DeviceSchema, DeviceStateSchema } from '../devices/schemas.js';
 import type { AlertService } from './alerts.js';
 import { homeErrors } from './errors.js';
 import type { MacroService } from './macros.js';
@@ -49,11 +50,13 @@ export interface HomeServices {
 export interface HomeVisibility {
   audiences: AudienceResolver;
   devices: Pick<DeviceRegistry, 'find'>;
+  /** Device views and their state, for the overview. */
+  views: Pick<DeviceService, 'list' | 'stateSnapshot'>;
   /** Which programs and macros stay within a caller's devices. */
   reach: RoutineReach;
 }
 
-export function homeOperations(home: HomeServices, { audiences, devices, reach }: HomeVisibility) {
+export function homeOperations(home: HomeServices, { audiences, devices, views, reach }: HomeVisibility) {
   const { spaces, zones, macros, alerts, preferences, design } = home;
   const seesDeviceId = (audience: Audience, id: string) => audience.seesDevice(devices.find(id));
   /**
@@ -87,6 +90,38 @@ export function homeOperations(home: HomeServices, { audiences, devices, reach }
       async handler(_input, { principal }) {
         const audience = audiences.audienceOf(principal);
         return { spaces: audience.everything ? spaces.list() : spaces.list().filter((space) => audience.seesSpace(space.id)) };
+      },
+    }),
+    overview: defineOperation({
+      name: 'spaces.overview',
+      summary: "The home as a person sees it: each space they see with its remote sources and its devices (with their state), then the devices they see in no space.",
+      description: 'From memory in one pass; what a user without the admin role sees is what spaces.list, spaces.devices and devices.list answer them.',
+      access: ANY_ACCOUNT,
+      input: Type.Object({}),
+      output: Type.Object({
+        spaces: Type.Array(
+          Type.Object({
+            space: SpaceSchema,
+            activeSourceId: Type.Union([Type.String(), Type.Null()]),
+            sources: Type.Array(RemoteSourceView),
+            devices: Type.Array(Type.Object({ device: DeviceSchema, state: DeviceStateSchema })),
+          }),
+        ),
+        unplaced: Type.Array(Type.Object({ device: DeviceSchema, state: DeviceStateSchema })),
+      }),
+      async handler(_input, { principal }) {
+        const audience = audiences.audienceOf(principal);
+        const { devices: states } = views.stateSnapshot();
+        const withState = <D extends { id: string }>(device: D) => ({ device, state: states[device.id]! });
+        const placed = new Set<string>();
+        const visibleSpaces = spaces.list().filter((space) => audience.everything || audience.seesSpace(space.id));
+        const out = visibleSpaces.map((space) => {
+          const inSpace = spaces.devicesOf(space.id).filter((device) => audience.seesDevice(device) && states[device.id]);
+          for (const device of inSpace) placed.add(device.id);
+          return { space, activeSourceId: spaces.spaces.get(space.id).activeSourceId, sources: spaces.remoteSources(space.id), devices: inSpace.map(withState) };
+        });
+        const unplaced = views.list().filter((device) => !placed.has(device.id) && audience.seesDevice(device) && states[device.id]);
+        return { spaces: out, unplaced: unplaced.map(withState) } as never;
       },
     }),
     getSpace: defineOperation({

@@ -50,7 +50,16 @@ const LogLine = Type.Object({
   fields: Type.Record(Type.String(), Type.Unknown(), { description: 'The rest of the line (secrets were masked when it was written).' }),
 });
 
+/** How long a measured data folder usage is reused: walking a folder with driver dependencies costs, and it changes slowly. */
+const USAGE_TTL_MS = 30_000;
+
 export function systemOperations(facts: SystemFacts) {
+  let usage: { at: number; value: Promise<Awaited<ReturnType<typeof folderUsage>>> } | undefined;
+  const dataDirUsage = () => {
+    const now = Date.now();
+    if (!usage || now - usage.at > USAGE_TTL_MS) usage = { at: now, value: folderUsage(facts.dataDir) };
+    return usage.value;
+  };
   return {
     logs: defineOperation({
       name: 'system.logs',
@@ -106,7 +115,7 @@ export function systemOperations(facts: SystemFacts) {
           ready: facts.readiness.ready,
           waitingFor: facts.readiness.waitingFor,
           startedAt: new Date(Date.now() - process.uptime() * 1000).toISOString(),
-          dataDirUsage: await folderUsage(facts.dataDir),
+          dataDirUsage: await dataDirUsage(),
           drivers: facts.drivers(),
           clients: facts.census.counts(),
         };

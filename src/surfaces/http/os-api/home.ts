@@ -6,6 +6,7 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
 
   const spaces = osRoutes(app, hub, base, ['spaces']);
   spaces('GET', '/spaces', ops.listSpaces);
+  spaces('GET', '/spaces/overview', ops.overview);
   spaces('POST', '/spaces/save', ops.saveSpace);
   spaces('POST', '/spaces/:id/remove', ops.removeSpace);
   spaces('GET', '/spaces/:id', ops.getSpace);

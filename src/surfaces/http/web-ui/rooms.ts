@@ -24,16 +24,17 @@ interface ParamSchema {
 interface Device {
   id: string;
   name: string;
-  room?: string | null;
-  online: boolean;
   commands: Array<{ name: string; label?: string; params?: Record<string, unknown> }>;
-  state?: { state: Record<string, unknown> };
 }
 
-interface RemoteSource {
-  id: string;
-  label: string;
-  active: boolean;
+interface DeviceState {
+  state: Record<string, unknown>;
+  online: boolean;
+}
+
+interface Overview {
+  spaces: Array<{ space: Space; sources: Array<{ id: string; label: string; active: boolean }>; devices: Array<{ device: Device; state: DeviceState }> }>;
+  unplaced: Array<{ device: Device; state: DeviceState }>;
 }
 
 /** A command's params as inputs: the driver's JSON-Schema-like description, or a manifest's property set. */
@@ -73,10 +74,10 @@ function paramsOf(fields: Record<string, unknown>): Record<string, unknown> {
 
 const stateText = (value: unknown) => (value === null || value === undefined ? '—' : typeof value === 'object' ? JSON.stringify(value) : String(value));
 
-function deviceCard(device: Device, csrf: string): Html {
-  const state = device.state?.state ?? {};
+function deviceCard(device: Device, view: DeviceState, csrf: string): Html {
+  const state = view.state;
   return html`<article class="card" data-device="${device.id}" aria-labelledby="dev-${device.id}">
-<h3 id="dev-${device.id}">${device.name} <span class="badge ${device.online ? 'online' : 'offline'}" data-online>${device.online ? 'online' : 'offline'}</span></h3>
+<h3 id="dev-${device.id}">${device.name} <span class="badge ${view.online ? 'online' : 'offline'}" data-online>${view.online ? 'online' : 'offline'}</span></h3>
 <dl class="state">${Object.entries(state).map(([k, v]) => html`<div><dt>${k}</dt><dd data-state-key="${k}">${stateText(v)}</dd></div>`)}</dl>
 ${device.commands.map(
   (c) => html`<form method="post" action="/os/devices/${device.id}/command" class="row">${csrfField(csrf)}<input type="hidden" name="command" value="${c.name}">
@@ -92,25 +93,17 @@ export function roomsPage(app: FastifyInstance, hub: Hub): void {
     title: 'Rooms',
     summary: 'Web UI: rooms with their devices, live state and controls; remotes waiting to pair.',
     async build({ call, csrf }) {
-      const { spaces } = await call<{ spaces: Space[] }>(home.listSpaces);
-      const { devices: visible } = await call<{ devices: Device[] }>(devices.list);
-      const detailed = new Map<string, Device>();
-      for (const d of visible) detailed.set(d.id, await call<Device>(devices.get, { text: { params: { id: d.id } } }).catch(() => d));
+      const overview = await call<Overview>(home.overview);
       const { requests } = await call<{ requests: PendingPairing[] }>(remotes.pairingList);
-      const sections: Html[] = [];
-      const placed = new Set<string>();
-      for (const space of spaces) {
-        const { devices: inSpace } = await call<{ devices: Device[] }>(home.spaceDevices, { text: { params: { id: space.id } } });
-        const { sources } = await call<{ sources: RemoteSource[] }>(home.remoteSources, { text: { params: { id: space.id } } });
-        for (const d of inSpace) placed.add(d.id);
-        sections.push(html`<section aria-labelledby="space-${space.id}" data-space="${space.id}"><h2 id="space-${space.id}">${space.name}</h2>
+      const card = ({ device, state }: { device: Device; state: DeviceState }) => deviceCard(device, state, csrf);
+      const sections: Html[] = overview.spaces.map(
+        ({ space, sources, devices: inSpace }) => html`<section aria-labelledby="space-${space.id}" data-space="${space.id}"><h2 id="space-${space.id}">${space.name}</h2>
 ${sources.length > 0 ? html`<div class="row" style="display:flex;gap:.4rem;flex-wrap:wrap">${sources.map(
           (s) => html`<form method="post" action="/os/spaces/${space.id}/activate">${csrfField(csrf)}<input type="hidden" name="sourceId" value="${s.id}"><button class="${s.active ? '' : 'secondary'}" aria-pressed="${s.active ? 'true' : 'false'}">${s.label}</button></form>`,
         )}</div>` : ''}
-<div class="grid">${inSpace.map((d) => deviceCard(detailed.get(d.id) ?? d, csrf))}</div>${inSpace.length === 0 ? html`<p class="muted">No devices here.</p>` : ''}</section>`);
-      }
-      const rest = visible.filter((d) => !placed.has(d.id));
-      if (rest.length > 0) sections.push(html`<section aria-labelledby="space-none"><h2 id="space-none">Not in a room</h2><div class="grid">${rest.map((d) => deviceCard(detailed.get(d.id)!, csrf))}</div></section>`);
+<div class="grid">${inSpace.map(card)}</div>${inSpace.length === 0 ? html`<p class="muted">No devices here.</p>` : ''}</section>`,
+      );
+      if (overview.unplaced.length > 0) sections.push(html`<section aria-labelledby="space-none"><h2 id="space-none">Not in a room</h2><div class="grid">${overview.unplaced.map(card)}</div></section>`);
       return html`${requests.length > 0 ? pairingSection(requests, csrf) : ''}${sections}${sections.length === 0 ? html`<p>No devices yet.</p>` : ''}
 <p class="muted" id="live" role="status" aria-live="polite"></p>`;
     },
