@@ -27,6 +27,12 @@ export interface Config {
   driverUploadMaxBytes: number;
   /** How long installing a driver's dependencies (npm, pip) may take. */
   driverInstallTimeoutMs: number;
+  /** How often a healthy bridge link checks its peer hub. */
+  bridgePollIntervalMs: number;
+  /** Longest wait between retries of a lost bridge link. */
+  bridgeMaxBackoffMs: number;
+  /** Bound of one call to a peer hub (commands get the action time-out on top). */
+  bridgeRequestTimeoutMs: number;
   /** Largest backup a restore takes (it is read into memory to be validated). */
   backupMaxBytes: number;
   /** The npm registry driver dependencies install from; unset, npm's own configuration decides. */
@@ -160,6 +166,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     driverUploadMaxBytes: integer(env, 'DRIVER_UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     driverInstallTimeoutMs: integer(env, 'DRIVER_INSTALL_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    bridgePollIntervalMs: integer(env, 'BRIDGE_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),
+    bridgeMaxBackoffMs: integer(env, 'BRIDGE_MAX_BACKOFF_MS', 60_000, 100, 3_600_000),
+    bridgeRequestTimeoutMs: integer(env, 'BRIDGE_REQUEST_TIMEOUT_MS', 5000, 100, 120_000),
     backupMaxBytes: integer(env, 'BACKUP_MAX_BYTES', 256 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     ...(env.DRIVER_NPM_REGISTRY ? { driverNpmRegistry: url(env, 'DRIVER_NPM_REGISTRY') } : {}),
     loginMaxFailuresPerClient: integer(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 20, 1, 10_000),

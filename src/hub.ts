@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { archives } from './adapters/archives/archive-reader.js';
+import { HttpBridgePeer } from './adapters/bridge/http-peer.js';
 import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
 import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
 import { CastIntegration } from './adapters/cast/cast-integration.js';
@@ -16,6 +17,7 @@ import { backupsModule } from './domain/backups/module.js';
 import { authModule } from './domain/auth/module.js';
 import { debugModule } from './domain/debug/module.js';
 import { devicesModule } from './domain/devices/module.js';
+import { fleetModule } from './domain/fleet/module.js';
 import { driversModule } from './domain/drivers/module.js';
 import { createDomainEventBus } from './domain/events.js';
 import { graphModule } from './domain/graph/module.js';
@@ -290,11 +292,28 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     maxBytes: config.backupMaxBytes,
     ...(host.restart ? { restart: host.restart } : {}),
   });
+  const fleet = fleetModule({
+    repositories: {
+      hub: new KyselyDocumentRepository(db, 'fleet_hub'),
+      link: new KyselyDocumentRepository(db, 'fleet_link'),
+      statuses: new KyselyDocumentRepository(db, 'fleet_release_status'),
+      registered: new KyselyDocumentRepository(db, 'fleet_registered_device'),
+    },
+    devices: devices.devices,
+    auth: auth.auth,
+    audiences: accessGrants,
+    peer: new HttpBridgePeer({ requestTimeoutMs: config.bridgeRequestTimeoutMs, commandTimeoutMs: config.actionTimeoutMs + config.bridgeRequestTimeoutMs }),
+    events,
+    clock,
+    timers,
+    log: component('fleet'),
+    settings: { pollIntervalMs: config.bridgePollIntervalMs, maxBackoffMs: config.bridgeMaxBackoffMs, version: VERSION },
+  });
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -321,6 +340,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...audit.operations,
     ...backups.operations,
     ...debug.operations,
+    ...fleet.operations,
   };
 
   return {
@@ -349,6 +369,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     intents: intents.intents,
     media: media.media,
     mediaController: music.controller,
+    fleet: fleet.fleet,
     operations,
     ops,
     /** Connected clients by surface; the surfaces register their counts. */

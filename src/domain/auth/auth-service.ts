@@ -131,14 +131,35 @@ export class AuthService {
     await this.tokens.deleteForUser(userId);
   }
 
-  private async issue(userId: string, username: string, role: Role, kind: TokenKind, ttlSeconds: number): Promise<IssuedToken> {
+  /**
+   * A token of another audience for the principal's account (a `bridge` token another hub
+   * presents): opaque, stored as its hash, expiring, revoked with `revoke` or with the account's
+   * other tokens. Its id is its hash, which names it without revealing it.
+   */
+  async issueScoped(principal: Principal, scope: string, ttlSeconds: number): Promise<IssuedToken & { id: string; expiresAt: number }> {
+    const issued = await this.issue(principal.userId, principal.username, principal.role, 'access', ttlSeconds, scope);
+    const id = hashToken(issued.accessToken);
+    return { ...issued, id, expiresAt: this.active.get(id)!.expiresAt };
+  }
+
+  /** Revokes a token by its id (its hash), when it has the given scope; false when there is none. */
+  async revoke(id: string, scope: string): Promise<boolean> {
+    const found = this.active.get(id);
+    if (!found || found.scope !== scope) return false;
+    this.active.delete(id);
+    await this.tokens.delete(id);
+    this.events.emit('auth.logged_out', { userId: found.userId, username: found.username, at: this.clock.now() });
+    return true;
+  }
+
+  private async issue(userId: string, username: string, role: Role, kind: TokenKind, ttlSeconds: number, scope = scopeFor(role)): Promise<IssuedToken> {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
     const stored: StoredToken = {
       tokenHash: hashToken(token),
       userId,
       kind,
-      scope: scopeFor(role),
+      scope,
       createdAt: now,
       expiresAt: now + ttlSeconds * 1000,
     };

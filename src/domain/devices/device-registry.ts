@@ -174,6 +174,7 @@ export class DeviceRegistry {
   async updateMetadata(id: string, meta: DeviceMetadata): Promise<LogicalDevice> {
     const changes: Partial<LogicalDevice> = {};
     if (meta.tags !== undefined) changes.tags = [...new Set(meta.tags)];
+    if (meta.category !== undefined) changes.category = meta.category;
     if (meta.room !== undefined) changes.room = meta.room;
     if (meta.remoteSources !== undefined) changes.remoteSources = meta.remoteSources;
     return this.replace(id, changes);

@@ -18,6 +18,8 @@ export interface RemoteSourceMeta {
 
 export interface DeviceMetadata {
   tags?: string[];
+  /** What kind of device it is (light, tv, …); a driver's later report of its own category replaces it. */
+  category?: string;
   /** Primary room (space id). */
   room?: string | null;
   remoteSources?: RemoteSourceMeta[];

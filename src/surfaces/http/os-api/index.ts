@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { contractErrorBody, notFoundHandler } from '../error-handler.js';
 import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
+import { fleetRoutes } from './fleet.js';
 import { homeRoutes } from './home.js';
 import { mediaRoutes } from './media.js';
 import { programRoutes } from './programs.js';
@@ -28,5 +29,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(programRoutes, options);
   await app.register(remoteRoutes, options);
   await app.register(mediaRoutes, options);
+  await app.register(fleetRoutes, options);
   await app.register(stateStreamRoute, options);
 };
