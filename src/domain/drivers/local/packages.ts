@@ -5,7 +5,7 @@ import { OneAtATime, pathExists } from '../../../platform/one-at-a-time.js';
 import type { Clock } from '../../../platform/clock.js';
 import { driverErrors } from '../errors.js';
 import { installDependencies, type DependencyInstallSettings } from './dependencies.js';
-import { loadManifests, MANIFEST_SUFFIX, MAX_MANIFEST_BYTES } from './manifest.js';
+import { loadManifests, MANIFEST_SUFFIX, MAX_MANIFEST_BYTES, type LoadedManifest } from './manifest.js';
 import type { LocalDriverInfo, LocalDriverSupervisor } from './supervisor.js';
 
 export interface PackageFile {
@@ -84,18 +84,21 @@ export class DriverPackages {
   }
 
 
+  /**
+   * Checks a package as an install would (files, paths, sizes, the manifest as loaded) without
+   * installing it: what a release is made of. Answers the manifest and the files, paths normalized.
+   */
+  async inspect(upload: DriverUpload): Promise<{ manifest: LoadedManifest; files: PackageFile[] }> {
+    const staged = await this.stage(upload);
+    await fs.rm(staged.dir, { recursive: true, force: true });
+    return { manifest: staged.manifest, files: staged.files };
+  }
+
   install(upload: DriverUpload): Promise<LocalDriverInfo & { package: InstalledPackage }> {
     return this.exclusive.run(async () => {
-      const files = await this.filesOf(upload);
-      const staging = path.join(this.root, '.staging', `${Date.now()}-${randomBytes(4).toString('hex')}`);
+      const { dir: staging, manifest } = await this.stage(upload);
       try {
-        await writeFiles(staging, files);
-        const { manifests, errors } = await loadManifests(staging);
-        if (errors.length > 0) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `${errors[0]!.file}: ${errors[0]!.error}` }, { details: errors });
-        if (manifests.length !== 1) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `it must hold exactly one *${MANIFEST_SUFFIX} manifest at its top, found ${manifests.length}` });
-        const manifest = manifests[0]!;
         const { driverKey } = manifest;
-        if (!KEY_FOLDER.test(driverKey)) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `driverKey "${driverKey}" cannot name a folder (letters, digits, _ . - only, not starting with a dot)` });
         const target = this.folderOf(driverKey);
         const elsewhere = this.deps.supervisor.list().find((d) => d.driverKey === driverKey && !isInside(target, path.join(this.root, d.file)));
         if (elsewhere) throw driverErrors.DRIVER_KEY_IN_USE({ driverKey, file: elsewhere.file, folder: `${driverKey}/` });
@@ -117,6 +120,24 @@ export class DriverPackages {
         await fs.rm(staging, { recursive: true, force: true });
       }
     });
+  }
+
+  /** Writes a package to a staging folder and loads its one manifest there; removes the folder when it is not a valid package. */
+  private async stage(upload: DriverUpload): Promise<{ dir: string; manifest: LoadedManifest; files: PackageFile[] }> {
+    const files = await this.filesOf(upload);
+    const dir = path.join(this.root, '.staging', `${Date.now()}-${randomBytes(4).toString('hex')}`);
+    try {
+      await writeFiles(dir, files);
+      const { manifests, errors } = await loadManifests(dir);
+      if (errors.length > 0) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `${errors[0]!.file}: ${errors[0]!.error}` }, { details: errors });
+      if (manifests.length !== 1) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `it must hold exactly one *${MANIFEST_SUFFIX} manifest at its top, found ${manifests.length}` });
+      const manifest = manifests[0]!;
+      if (!KEY_FOLDER.test(manifest.driverKey)) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `driverKey "${manifest.driverKey}" cannot name a folder (letters, digits, _ . - only, not starting with a dot)` });
+      return { dir, manifest, files };
+    } catch (err) {
+      await fs.rm(dir, { recursive: true, force: true });
+      throw err;
+    }
   }
 
   /** Makes the kept previous version current again (and the current one the previous: a rollback undoes a rollback). */
