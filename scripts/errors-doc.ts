@@ -10,6 +10,7 @@ import { backupErrors } from '../src/domain/backups/errors.js';
 import { debugErrors } from '../src/domain/debug/operations.js';
 import { deviceErrors } from '../src/domain/devices/errors.js';
 import { fleetErrors } from '../src/domain/fleet/errors.js';
+import { releaseErrors } from '../src/domain/releases/errors.js';
 import { driverErrors, driverProtocolErrors } from '../src/domain/drivers/errors.js';
 import { graphErrors } from '../src/domain/graph/errors.js';
 import { homeErrors } from '../src/domain/home/errors.js';
@@ -70,6 +71,7 @@ export const ERROR_CATALOGUES: CatalogueEntry[] = [
   { title: 'programs', source: 'src/domain/programs/errors.ts', catalogue: programErrors, reaches: EVERYWHERE },
   { title: 'debug', source: 'src/domain/debug/operations.ts', catalogue: debugErrors, reaches: { http: true, hub: false }, about: 'The development-only debug routes under /dev (docs/debug.md).' },
   { title: 'fleet', source: 'src/domain/fleet/errors.ts', catalogue: fleetErrors, reaches: { http: true, hub: false }, about: 'Fleet devices, release statuses and the bridge between hubs (docs/fleet.md).' },
+  { title: 'releases', source: 'src/domain/releases/errors.ts', catalogue: releaseErrors, reaches: { http: true, hub: false }, about: 'Integration releases (docs/fleet.md).' },
   { title: 'backups', source: 'src/domain/backups/errors.ts', catalogue: backupErrors, reaches: { http: true, hub: false }, about: 'Backups and restores of the hub (docs/admin.md); no hub protocol command reaches them.' },
   {
     title: 'remotes',

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { archives } from './adapters/archives/archive-reader.js';
 import { HttpBridgePeer } from './adapters/bridge/http-peer.js';
@@ -18,6 +19,7 @@ import { authModule } from './domain/auth/module.js';
 import { debugModule } from './domain/debug/module.js';
 import { devicesModule } from './domain/devices/module.js';
 import { fleetModule } from './domain/fleet/module.js';
+import { releasesModule } from './domain/releases/module.js';
 import { driversModule } from './domain/drivers/module.js';
 import { createDomainEventBus } from './domain/events.js';
 import { graphModule } from './domain/graph/module.js';
@@ -309,11 +311,20 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('fleet'),
     settings: { pollIntervalMs: config.bridgePollIntervalMs, maxBackoffMs: config.bridgeMaxBackoffMs, version: VERSION },
   });
+  const releases = releasesModule({
+    repository: new KyselyDocumentRepository(db, 'integration_release'),
+    packages: drivers.driverPackages,
+    archives,
+    dir: path.join(config.dataDir, 'releases'),
+    packagesDir: path.join(config.dataDir, 'releases', '.packages'),
+    clock,
+    maxBytes: config.driverUploadMaxBytes,
+  });
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -341,6 +352,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...backups.operations,
     ...debug.operations,
     ...fleet.operations,
+    ...releases.operations,
   };
 
   return {

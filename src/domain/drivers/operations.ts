@@ -59,7 +59,21 @@ const InstalledPackage = Type.Object({
 
 const Base64 = Type.String({ pattern: '^[A-Za-z0-9+/]*={0,2}$', description: 'Base64.' });
 
-function uploadOf(input: { archive?: string; files?: Array<{ path: string; content: string }> }): DriverUpload {
+/** A driver package in JSON: one archive, or loose files (base64 each). */
+export const DriverUploadInput = Type.Object(
+  {
+    archive: Type.Optional({ ...Base64, description: 'A .zip or .tar.gz, base64.' }),
+    files: Type.Optional(
+      Type.Array(Type.Object({ path: Type.String({ minLength: 1, maxLength: 400 }), content: { ...Base64, description: 'The file, base64.' } }, { additionalProperties: false }), {
+        minItems: 1,
+        maxItems: 2000,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export function uploadOf(input: { archive?: string; files?: Array<{ path: string; content: string }> }): DriverUpload {
   if ((input.archive === undefined) === (input.files === undefined)) {
     throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: 'give either archive or files' }, { details: [{ field: 'body', message: 'needs exactly one of archive, files' }] });
   }
@@ -75,18 +89,7 @@ export function driverOperations(manager: DriverManager, local: LocalDriverSuper
       description:
         'The package is validated (manifest schema, driverFile extension matching driverType, sizes, no absolute paths, `..` or links), staged, its dependencies installed into its own folder (`npm install --omit=dev --ignore-scripts`, `pip install --target`), then swapped into `DRIVERS_DIR/<driverKey>/` and started. The version it replaces is kept for `drivers.packages.rollback`. Any failure leaves the running version as it was.',
       access: OS_ADMIN,
-      input: Type.Object(
-        {
-          archive: Type.Optional({ ...Base64, description: 'A .zip or .tar.gz, base64.' }),
-          files: Type.Optional(
-            Type.Array(Type.Object({ path: Type.String({ minLength: 1, maxLength: 400 }), content: { ...Base64, description: 'The file, base64.' } }, { additionalProperties: false }), {
-              minItems: 1,
-              maxItems: 2000,
-            }),
-          ),
-        },
-        { additionalProperties: false },
-      ),
+      input: DriverUploadInput,
       output: Type.Object({ ...LocalDriver.properties, package: InstalledPackage }),
       async handler(input) {
         return packages.install(uploadOf(input));

@@ -4,6 +4,7 @@ import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
 import { fleetRoutes } from './fleet.js';
 import { homeRoutes } from './home.js';
+import { releaseRoutes } from './releases.js';
 import { mediaRoutes } from './media.js';
 import { programRoutes } from './programs.js';
 import { remoteRoutes } from './remotes.js';
@@ -30,5 +31,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(remoteRoutes, options);
   await app.register(mediaRoutes, options);
   await app.register(fleetRoutes, options);
+  await app.register(releaseRoutes, options);
   await app.register(stateStreamRoute, options);
 };
