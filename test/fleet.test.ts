@@ -145,6 +145,20 @@ describe('two hubs linked through the bridge', () => {
     expect(device.releases).toMatchObject([{ key: 'garage.lights', status: 'installed', error: null, history: expect.arrayContaining([expect.objectContaining({ status: 'failed', error: 'disk full' })]) }]);
   });
 
+  it('lists the devices another hub announces with its bridge token, and their updates', async () => {
+    const token = ((await json(await a.request('POST', '/v1/os/bridge/token', { token: tokenA, body: {} }))) as { token: string }).token;
+    const registered = await a.request('POST', '/v1/os/bridge/devices/register', {
+      token,
+      body: { hubId: 'cabin', devices: [{ deviceId: 'heater', name: 'Cabin heater', category: 'climate', commands: [{ name: 'turn_on' }], state: { temperature: 12 } }] },
+    });
+    expect(registered.status).toBe(200);
+    expect(await registered.json()).toEqual({ registered: [{ fleetDeviceId: 'cabin:heater', name: 'Cabin heater' }] });
+    expect((await a.request('POST', '/v1/os/bridge/devices/update', { token, body: { fleetDeviceId: 'cabin:heater', state: { temperature: 18 }, online: false } })).status).toBe(200);
+    const fleet = (await json(await a.request('GET', '/v1/os/home-fleet-devices', { token: tokenA }))) as { devices: Array<Json> };
+    expect(fleet.devices.find((d) => d.fleetDeviceId === 'cabin:heater')).toMatchObject({ origin: 'registered', hubId: 'cabin', name: 'Cabin heater', category: 'climate', online: false, state: { temperature: 18 } });
+    expect((await a.request('POST', '/v1/os/bridge/devices/update', { token, body: { fleetDeviceId: 'cabin:nothing', online: true } })).status).toBe(404);
+  });
+
   it('sets a device category with appAuth', async () => {
     const res = await a.request('POST', '/v1/os/device/home/category', { token: tokenA, body: { deviceId: lampId, category: 'light' } });
     expect(res.status).toBe(200);
