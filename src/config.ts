@@ -27,6 +27,11 @@ export interface Config {
   driverUploadMaxBytes: number;
   /** How long installing a driver's dependencies (npm, pip) may take. */
   driverInstallTimeoutMs: number;
+  /** Whether the hub runs Homebridge (default: when it is installed). */
+  accessoryHub: 'on' | 'off' | 'auto';
+  accessoryHubPort: number;
+  /** Interfaces Homebridge's servers bind to; unset, all. */
+  accessoryHubBind?: string[];
   /** How often a healthy bridge link checks its peer hub. */
   bridgePollIntervalMs: number;
   /** Longest wait between retries of a lost bridge link. */
@@ -112,6 +117,13 @@ function udpAddress(env: Env, name: string, fallback: string): { address: string
   return { address: match[1]!, port };
 }
 
+function oneOf<T extends string, D extends string>(env: Env, name: string, values: readonly T[], fallback: D): T | D {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `expected one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
 function url(env: Env, name: string): string {
   const raw = text(env, name, '').trim();
   let parsed: URL;
@@ -166,6 +178,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     driverUploadMaxBytes: integer(env, 'DRIVER_UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     driverInstallTimeoutMs: integer(env, 'DRIVER_INSTALL_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    accessoryHub: oneOf(env, 'ACCESSORY_HUB', ['on', 'off'], 'auto'),
+    accessoryHubPort: integer(env, 'ACCESSORY_HUB_PORT', 51826, 1024, 65535),
+    ...(env.ACCESSORY_HUB_BIND ? { accessoryHubBind: env.ACCESSORY_HUB_BIND.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
     bridgePollIntervalMs: integer(env, 'BRIDGE_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),
     bridgeMaxBackoffMs: integer(env, 'BRIDGE_MAX_BACKOFF_MS', 60_000, 100, 3_600_000),
     bridgeRequestTimeoutMs: integer(env, 'BRIDGE_REQUEST_TIMEOUT_MS', 5000, 100, 120_000),

@@ -2,6 +2,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { archives } from './adapters/archives/archive-reader.js';
 import { HttpBridgePeer } from './adapters/bridge/http-peer.js';
+import { HttpHapClient } from './adapters/hap/hap-client.js';
+import { findHomebridge } from './adapters/hap/homebridge-install.js';
 import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
 import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
 import { CastIntegration } from './adapters/cast/cast-integration.js';
@@ -13,6 +15,7 @@ import { RokuIntegration } from './adapters/roku/roku-integration.js';
 import type { Config } from './config.js';
 import { AccessGrants } from './domain/access/access-grants.js';
 import { accessModule } from './domain/access/module.js';
+import { accessoryHubModule } from './domain/accessory-hub/module.js';
 import { auditModule } from './domain/audit/module.js';
 import { backupsModule } from './domain/backups/module.js';
 import { authModule } from './domain/auth/module.js';
@@ -320,11 +323,27 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     clock,
     maxBytes: config.driverUploadMaxBytes,
   });
+  const homebridge = config.accessoryHub === 'off' ? undefined : findHomebridge();
+  if (!homebridge && config.accessoryHub === 'on') log.warn({}, 'ACCESSORY_HUB=on but Homebridge is not installed; the accessory hub stays off');
+  const accessoryHub = accessoryHubModule(
+    homebridge
+      ? {
+          dataDir: config.dataDir,
+          install: homebridge,
+          hap: new HttpHapClient(),
+          clock,
+          timers,
+          log: component('accessory-hub'),
+          defaultPort: config.accessoryHubPort,
+          ...(config.accessoryHubBind ? { bind: config.accessoryHubBind } : {}),
+        }
+      : { off: true },
+  );
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -353,6 +372,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...debug.operations,
     ...fleet.operations,
     ...releases.operations,
+    ...accessoryHub.operations,
   };
 
   return {

@@ -47,6 +47,8 @@ export async function startServer(
     MEDIA_MDNS_ADDRESS: '127.0.0.1:9',
     // A discovery round with an empty body listens this long (the default 5 s would slow the suite).
     MEDIA_DISCOVERY_TIMEOUT_MS: '200',
+    // Homebridge only where a test asks for it: it takes seconds to start and holds a port.
+    ACCESSORY_HUB: 'off',
     ...options.env,
   });
   const clock = options.clock ?? new ManualClock(Date.now());

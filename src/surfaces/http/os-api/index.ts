@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { contractErrorBody, notFoundHandler } from '../error-handler.js';
 import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
+import { accessoryHubRoutes } from './accessory-hub.js';
 import { fleetRoutes } from './fleet.js';
 import { homeRoutes } from './home.js';
 import { releaseRoutes } from './releases.js';
@@ -32,5 +33,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(mediaRoutes, options);
   await app.register(fleetRoutes, options);
   await app.register(releaseRoutes, options);
+  await app.register(accessoryHubRoutes, options);
   await app.register(stateStreamRoute, options);
 };

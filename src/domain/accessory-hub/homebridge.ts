@@ -1,0 +1,251 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import { accessoryHubErrors } from './errors.js';
+import type { HapAccessory, HapClient } from './ports.js';
+
+export interface HomebridgeInstall {
+  /** The `homebridge` program (its bin script, run with this Node). */
+  bin: string;
+  version: string;
+}
+
+export interface AccessoryHubSettings {
+  name: string;
+  port: number;
+  pin: string;
+  advertiser: 'ciao' | 'bonjour-hap' | 'avahi' | 'resolved';
+}
+
+export interface AccessoryHubDeps {
+  /** `DATA_DIR/accessory-hub`: Homebridge's storage path, config.json and plugins live here. */
+  dir: string;
+  install: HomebridgeInstall;
+  hap: HapClient;
+  clock: Clock;
+  timers: Timers;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** Interfaces Homebridge's servers bind to (the tests: 127.0.0.1); unset, all. */
+  bind?: string[];
+  defaultPort: number;
+  nodePath?: string;
+}
+
+export type HomebridgeState = 'stopped' | 'starting' | 'running' | 'backoff';
+
+const STOP_GRACE_MS = 3000;
+const FIRST_RESTART_MS = 1000;
+const MAX_RESTART_MS = 30_000;
+/** Running this long resets the back-off. */
+const STABLE_MS = 60_000;
+const LOG_TAIL = 50;
+const ADVERTISERS = ['ciao', 'bonjour-hap', 'avahi', 'resolved'] as const;
+
+/** A HomeKit setup code: eight digits as XXX-XX-XXX, none of the codes HAP forbids. */
+function newPin(): string {
+  for (;;) {
+    const digits = String(randomInt(0, 100_000_000)).padStart(8, '0');
+    if (/^(\d)\1{7}$/.test(digits) || digits === '12345678' || digits === '87654321') continue;
+    return `${digits.slice(0, 3)}-${digits.slice(3, 5)}-${digits.slice(5)}`;
+  }
+}
+
+const newUsername = () =>
+  [...randomBytes(6)]
+    .map((b, i) => (i === 0 ? b & 0xfe : b).toString(16).padStart(2, '0').toUpperCase())
+    .join(':');
+
+/**
+ * Homebridge, run by the hub as a child process with its own storage path, config.json and
+ * plugin folder under DATA_DIR/accessory-hub, in insecure mode (`-I`) so the hub reads and writes
+ * accessories over HAP's HTTP API. Like a local driver, it is supervised: a crash restarts it with
+ * back-off (1 s doubling to 30 s, reset after a minute of running), and nothing it does reaches
+ * the hub's own fate.
+ */
+export class HomebridgeSupervisor {
+  private child: ChildProcess | undefined;
+  private state: HomebridgeState = 'stopped';
+  private wanted = false;
+  private startedAt: number | undefined;
+  private restarts = 0;
+  private delayMs = FIRST_RESTART_MS;
+  private timer: TimerHandle | undefined;
+  private lastExit: { code: number | null; signal: string | null; at: number } | undefined;
+  private lastError: string | undefined;
+  private setupUri: string | undefined;
+  private readonly tail: string[] = [];
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: AccessoryHubDeps) {}
+
+  private get configFile() {
+    return path.join(this.deps.dir, 'config.json');
+  }
+
+  get pluginsDir(): string {
+    return path.join(this.deps.dir, 'node_modules');
+  }
+
+  async start(): Promise<void> {
+    await fs.mkdir(this.pluginsDir, { recursive: true });
+    await this.ensureConfig();
+    this.wanted = true;
+    this.launch();
+  }
+
+  async stop(): Promise<void> {
+    this.wanted = false;
+    if (this.timer) this.deps.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const force = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await this.exited;
+      clearTimeout(force);
+    }
+    this.state = 'stopped';
+  }
+
+  /** Reloads config.json: Homebridge reads it only at start. */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.restarts++;
+    this.delayMs = FIRST_RESTART_MS;
+    await this.start();
+  }
+
+  async settings(): Promise<AccessoryHubSettings> {
+    const config = await this.readConfig();
+    const bridge = config.bridge as Record<string, unknown>;
+    return { name: String(bridge.name), port: Number(bridge.port), pin: String(bridge.pin), advertiser: (bridge.advertiser as AccessoryHubSettings['advertiser']) ?? 'ciao' };
+  }
+
+  /** Changes the bridge settings in config.json (validated) and restarts Homebridge into them. */
+  async updateSettings(change: Partial<AccessoryHubSettings>): Promise<AccessoryHubSettings> {
+    if (change.pin !== undefined && !/^\d{3}-\d{2}-\d{3}$/.test(change.pin)) throw accessoryHubErrors.INVALID_ACCESSORY_HUB_SETTINGS({ problem: 'pin must read like 031-45-154' }, { details: [{ field: 'body.pin', message: 'must be XXX-XX-XXX' }] });
+    if (change.advertiser !== undefined && !ADVERTISERS.includes(change.advertiser)) throw accessoryHubErrors.INVALID_ACCESSORY_HUB_SETTINGS({ problem: `advertiser must be one of ${ADVERTISERS.join(', ')}` });
+    const config = await this.readConfig();
+    config.bridge = { ...(config.bridge as object), ...change };
+    await this.writeConfig(config);
+    this.deps.log.info({ change: { ...change, ...(change.pin ? { pin: '***' } : {}) } }, 'accessory hub settings changed; restarting Homebridge');
+    if (this.wanted) await this.restart();
+    return this.settings();
+  }
+
+  async status() {
+    const settings = await this.settings();
+    const plugins = (await fs.readdir(this.pluginsDir).catch(() => [] as string[])).filter((n) => n.startsWith('homebridge-') || n.startsWith('@'));
+    return {
+      enabled: true,
+      state: this.state,
+      ...(this.child?.pid !== undefined && this.state !== 'stopped' && this.state !== 'backoff' ? { pid: this.child.pid } : {}),
+      ...(this.startedAt !== undefined && this.state === 'running' ? { uptimeSeconds: Math.round((this.deps.clock.now() - this.startedAt) / 1000) } : {}),
+      version: this.deps.install.version,
+      restarts: this.restarts,
+      bridge: { name: settings.name, port: settings.port, pin: settings.pin, ...(this.setupUri ? { setupUri: this.setupUri } : {}) },
+      pluginCount: plugins.length,
+      ...(this.lastExit ? { lastExit: this.lastExit } : {}),
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+      recentOutput: [...this.tail],
+    };
+  }
+
+  /** The accessories Homebridge serves, read over HAP. */
+  async accessories(): Promise<HapAccessory[]> {
+    if (this.state !== 'running') throw accessoryHubErrors.ACCESSORY_HUB_NOT_RUNNING({ state: this.state });
+    const { port, pin } = await this.settings();
+    try {
+      return await this.deps.hap.accessories(port, pin);
+    } catch (err) {
+      throw accessoryHubErrors.ACCESSORY_HUB_UNREACHABLE({ reason: (err as Error).message });
+    }
+  }
+
+  private launch(): void {
+    if (!this.wanted) return;
+    this.state = 'starting';
+    this.setupUri = undefined;
+    const args = [this.deps.install.bin, '-I', '-Q', '-U', this.deps.dir, '-P', this.pluginsDir, '--strict-plugin-resolution'];
+    const child = spawn(this.deps.nodePath ?? process.execPath, args, { cwd: this.deps.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+    this.child = child;
+    let done!: () => void;
+    this.exited = new Promise((resolve) => (done = resolve));
+    let pending = '';
+    let payloadNext = false;
+    const onLine = (line: string) => {
+      // eslint-disable-next-line no-control-regex
+      const text = line.replace(/\u001b\[[0-9;]*m/g, '').trim();
+      if (!text) return;
+      this.tail.push(text.length > 500 ? `${text.slice(0, 500)}…` : text);
+      if (this.tail.length > LOG_TAIL) this.tail.shift();
+      if (payloadNext && text.startsWith('X-HM://')) this.setupUri = text;
+      payloadNext = text === 'Setup Payload:';
+      if (/is running on port \d+/.test(text) && this.state === 'starting') {
+        this.state = 'running';
+        this.startedAt = this.deps.clock.now();
+        this.lastError = undefined;
+        this.deps.log.info({ pid: child.pid }, 'Homebridge is running');
+      }
+    };
+    const read = (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      let i;
+      while ((i = pending.indexOf('\n')) >= 0) {
+        onLine(pending.slice(0, i));
+        pending = pending.slice(i + 1);
+      }
+      if (pending.length > 8192) pending = '';
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.on('error', (err) => {
+      this.lastError = `could not start Homebridge: ${err.message}`;
+    });
+    child.on('exit', (code, signal) => {
+      done();
+      const at = this.deps.clock.now();
+      this.lastExit = { code, signal, at };
+      if (!this.wanted) return;
+      const ranMs = this.startedAt !== undefined && this.state === 'running' ? at - this.startedAt : 0;
+      if (ranMs >= STABLE_MS) this.delayMs = FIRST_RESTART_MS;
+      this.lastError ??= signal ? `Homebridge was killed by ${signal}` : `Homebridge exited with code ${code}`;
+      this.deps.log.warn({ code, signal, restartInMs: this.delayMs }, 'Homebridge stopped; restarting it');
+      this.state = 'backoff';
+      this.restarts++;
+      const delay = this.delayMs;
+      this.delayMs = Math.min(MAX_RESTART_MS, this.delayMs * 2);
+      this.timer = this.deps.timers.setTimeout(() => {
+        this.timer = undefined;
+        this.launch();
+      }, delay);
+    });
+  }
+
+  private async ensureConfig(): Promise<void> {
+    let config: Record<string, unknown>;
+    try {
+      config = await this.readConfig();
+    } catch {
+      config = { bridge: { name: 'Home Control Accessory Hub', username: newUsername(), port: this.deps.defaultPort, pin: newPin(), advertiser: 'ciao' }, accessories: [], platforms: [] };
+    }
+    const bridge = config.bridge as Record<string, unknown>;
+    if (this.deps.bind) bridge.bind = this.deps.bind;
+    else delete bridge.bind;
+    await this.writeConfig(config);
+  }
+
+  private async readConfig(): Promise<Record<string, unknown>> {
+    const parsed = JSON.parse(await fs.readFile(this.configFile, 'utf8')) as Record<string, unknown>;
+    if (!parsed || typeof parsed.bridge !== 'object') throw new Error('config.json has no bridge');
+    return parsed;
+  }
+
+  private async writeConfig(config: Record<string, unknown>): Promise<void> {
+    const temp = `${this.configFile}.tmp`;
+    await fs.writeFile(temp, `${JSON.stringify(config, null, 2)}\n`);
+    await fs.rename(temp, this.configFile);
+  }
+}
