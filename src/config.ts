@@ -30,6 +30,8 @@ export interface Config {
   /** Whether the hub runs Homebridge (default: when it is installed). */
   accessoryHub: 'on' | 'off' | 'auto';
   accessoryHubPort: number;
+  /** The npm registry plugins are searched and installed from. */
+  accessoryHubRegistry: string;
   /** Interfaces Homebridge's servers bind to; unset, all. */
   accessoryHubBind?: string[];
   /** How often a healthy bridge link checks its peer hub. */
@@ -124,6 +126,15 @@ function oneOf<T extends string, D extends string>(env: Env, name: string, value
   return raw as T;
 }
 
+/** npm's own registry setting (npm puts it in the environment of `npm start`), when it is a URL; else npm's default. */
+function npmRegistry(env: Env): string {
+  try {
+    return env.npm_config_registry ? url(env, 'npm_config_registry') : 'https://registry.npmjs.org/';
+  } catch {
+    return 'https://registry.npmjs.org/';
+  }
+}
+
 function url(env: Env, name: string): string {
   const raw = text(env, name, '').trim();
   let parsed: URL;
@@ -180,6 +191,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     driverInstallTimeoutMs: integer(env, 'DRIVER_INSTALL_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     accessoryHub: oneOf(env, 'ACCESSORY_HUB', ['on', 'off'], 'auto'),
     accessoryHubPort: integer(env, 'ACCESSORY_HUB_PORT', 51826, 1024, 65535),
+    accessoryHubRegistry: env.ACCESSORY_HUB_REGISTRY ? url(env, 'ACCESSORY_HUB_REGISTRY') : npmRegistry(env),
     ...(env.ACCESSORY_HUB_BIND ? { accessoryHubBind: env.ACCESSORY_HUB_BIND.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
     bridgePollIntervalMs: integer(env, 'BRIDGE_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),
     bridgeMaxBackoffMs: integer(env, 'BRIDGE_MAX_BACKOFF_MS', 60_000, 100, 3_600_000),

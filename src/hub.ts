@@ -4,6 +4,7 @@ import { archives } from './adapters/archives/archive-reader.js';
 import { HttpBridgePeer } from './adapters/bridge/http-peer.js';
 import { HttpHapClient } from './adapters/hap/hap-client.js';
 import { findHomebridge } from './adapters/hap/homebridge-install.js';
+import { HttpPluginRegistry } from './adapters/hap/npm-registry.js';
 import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
 import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
 import { CastIntegration } from './adapters/cast/cast-integration.js';
@@ -335,6 +336,13 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
           timers,
           log: component('accessory-hub'),
           defaultPort: config.accessoryHubPort,
+          plugins: {
+            registry: new HttpPluginRegistry(),
+            registryUrl: config.accessoryHubRegistry,
+            catalog: new KyselyDocumentRepository(db, 'accessory_plugin_catalog'),
+            events,
+            installTimeoutMs: config.driverInstallTimeoutMs,
+          },
           ...(config.accessoryHubBind ? { bind: config.accessoryHubBind } : {}),
         }
       : { off: true },

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNpmRegistry, type NpmRegistry } from './support/npm-registry.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
 import { eventually } from './support/ws-driver.js';
 
@@ -10,6 +11,10 @@ const FIXTURE = path.resolve(import.meta.dirname, 'fixtures/homebridge-hcs-test'
 let server: TestServer;
 let token: string;
 let port: number;
+let registry: NpmRegistry;
+let hubDir: string;
+
+const fixture = (file: string) => fs.readFileSync(path.join(FIXTURE, file), 'utf8');
 
 type Json = Record<string, unknown>;
 
@@ -26,34 +31,109 @@ const status = async () => (await (await server.request('GET', '/v1/os/accessory
 
 beforeAll(async () => {
   port = await freePort();
+  // The test plugin is published to a registry on loopback, with one whose install script fails.
+  registry = await startNpmRegistry([
+    { name: 'homebridge-hcs-test', version: '1.0.0', files: { 'package.json': fixture('package.json'), 'index.js': fixture('index.js'), 'config.schema.json': fixture('config.schema.json') } },
+    {
+      name: 'homebridge-hcs-broken',
+      version: '0.1.0',
+      files: { 'package.json': JSON.stringify({ name: 'homebridge-hcs-broken', version: '0.1.0', description: 'Fails to install', keywords: ['homebridge-plugin'], scripts: { install: 'node -e "process.exit(3)"' } }), 'index.js': '' },
+    },
+  ]);
   const dataDir = tempDataDir();
-  const hubDir = path.join(dataDir, 'accessory-hub');
-  // The test plugin is in Homebridge's plugin folder, configured with one switch.
-  fs.mkdirSync(path.join(hubDir, 'node_modules'), { recursive: true });
-  fs.cpSync(FIXTURE, path.join(hubDir, 'node_modules', 'homebridge-hcs-test'), { recursive: true });
-  fs.writeFileSync(
-    path.join(hubDir, 'config.json'),
-    JSON.stringify({ bridge: { name: 'HCS Test Bridge', username: '0E:AA:BB:CC:DD:01', port, pin: '031-45-154', advertiser: 'ciao' }, accessories: [{ accessory: 'HcsTestSwitch', name: 'Test Switch' }], platforms: [] }),
-  );
-  server = await startServer({ dataDir, env: { ACCESSORY_HUB: 'on', ACCESSORY_HUB_BIND: '127.0.0.1' }, timers: undefined });
+  hubDir = path.join(dataDir, 'accessory-hub');
+  fs.mkdirSync(hubDir, { recursive: true });
+  fs.writeFileSync(path.join(hubDir, 'config.json'), JSON.stringify({ bridge: { name: 'HCS Test Bridge', username: '0E:AA:BB:CC:DD:01', port, pin: '031-45-154', advertiser: 'ciao' }, accessories: [], platforms: [] }));
+  server = await startServer({ dataDir, env: { ACCESSORY_HUB: 'on', ACCESSORY_HUB_BIND: '127.0.0.1', ACCESSORY_HUB_REGISTRY: registry.url }, timers: undefined });
   token = await server.login();
   await eventually(async () => (await status()).state === 'running', 30_000, 'Homebridge running');
 }, 60_000);
 afterAll(async () => {
   await server?.close();
+  await registry?.close();
 });
+
+const running = (pid?: unknown) => eventually(async () => {
+  const s = await status();
+  return s.state === 'running' && (pid === undefined || s.pid !== pid) ? s : undefined;
+}, 30_000, 'Homebridge running');
+
+const post = async (p: string, body: unknown = {}) => {
+  const res = await server.request('POST', `/v1/os/accessory-hub${p}`, { token, body });
+  return { status: res.status, body: (await res.json()) as Json };
+};
 
 describe('accessory hub: a managed Homebridge', () => {
   it('reports the running Homebridge: pid, version, pairing code and QR payload, plugins', async () => {
     const s = await status();
-    expect(s).toMatchObject({ enabled: true, state: 'running', pid: expect.any(Number), version: '1.11.4', bridge: { name: 'HCS Test Bridge', port, pin: '031-45-154' }, pluginCount: 1 });
+    expect(s).toMatchObject({ enabled: true, state: 'running', pid: expect.any(Number), version: '1.11.4', bridge: { name: 'HCS Test Bridge', port, pin: '031-45-154' }, pluginCount: 0 });
     expect((s.bridge as Json).setupUri).toMatch(/^X-HM:\/\/[0-9A-Z]+$/);
+  });
+
+  it('searches and resolves plugins through the registry, and refuses names that are no plugin names', async () => {
+    const search = (await (await server.request('GET', '/v1/os/accessory-hub/plugins/search?q=hcs', { token })).json()) as { results: Array<{ name: string }> };
+    expect(search.results.map((r) => r.name).sort()).toEqual(['homebridge-hcs-broken', 'homebridge-hcs-test']);
+    const resolved = (await (await server.request('GET', '/v1/os/accessory-hub/plugins/resolve?name=homebridge-hcs-test', { token })).json()) as Json;
+    expect(resolved).toMatchObject({ name: 'homebridge-hcs-test', versions: ['1.0.0'], distTags: { latest: '1.0.0' }, latest: { engines: { homebridge: '>=1.6.0' } }, verified: null });
+    for (const name of ['homebridge-x;rm -rf ~', 'homebridge-$(reboot)', 'left-pad', '../homebridge-up', 'Homebridge-Caps']) {
+      const res = await post(`/plugins/${encodeURIComponent(name)}/install`);
+      expect(res.status, name).toBe(400);
+      expect((res.body.error as Json).code, name).toBe('INVALID_PLUGIN_NAME');
+    }
+    const missing = await post('/plugins/homebridge-nothing-here/install');
+    expect(missing.status).toBe(404);
+    expect((missing.body.error as Json).code).toBe('PLUGIN_NOT_IN_REGISTRY');
+  });
+
+  it('installs a plugin with npm, configures it through its schema, and its accessory appears', async () => {
+    const before = (await status()).pid;
+    const installed = await post('/plugins/homebridge-hcs-test/install', { version: '1.0.0' });
+    expect(installed.status, JSON.stringify(installed.body)).toBe(200);
+    expect(installed.body).toMatchObject({ name: 'homebridge-hcs-test', installed: true, version: '1.0.0', enabled: true, hasConfigSchema: true, configBlocks: 0 });
+    const schema = (await (await server.request('GET', '/v1/os/accessory-hub/plugins/homebridge-hcs-test/config-schema', { token })).json()) as Json;
+    expect(schema).toMatchObject({ pluginAlias: 'HcsTestSwitch', pluginType: 'accessory' });
+
+    const bad = await post('/plugins/homebridge-hcs-test/config', { name: '' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'INVALID_PLUGIN_CONFIG', message: expect.stringMatching(/body\.name/) });
+    const configured = await post('/plugins/homebridge-hcs-test/config', { name: 'Test Switch' });
+    expect(configured.body).toMatchObject({ block: { accessory: 'HcsTestSwitch', name: 'Test Switch' } });
+    await running(before);
+    const names = await eventually(async () => {
+      const res = await server.request('GET', '/v1/os/accessory-hub/accessories', { token });
+      if (res.status !== 200) return undefined;
+      const list = ((await res.json()) as { accessories: Array<{ name: string | null }> }).accessories.map((a) => a.name);
+      return list.includes('Test Switch') ? list : undefined;
+    }, 30_000, 'the switch served');
+    expect(names).toContain('Test Switch');
+    expect((await status()).pluginCount).toBe(1);
+  });
+
+  it('keeps its previous plugins when an install script fails', async () => {
+    const manifest = fs.readFileSync(path.join(hubDir, 'package.json'), 'utf8');
+    const failed = await post('/plugins/homebridge-hcs-broken/install');
+    expect(failed.status).toBe(422);
+    expect(failed.body.error).toMatchObject({ code: 'PLUGIN_INSTALL_FAILED', message: expect.stringMatching(/keeps its previous plugins/) });
+    expect(fs.readFileSync(path.join(hubDir, 'package.json'), 'utf8')).toBe(manifest);
+    const list = (await (await server.request('GET', '/v1/os/accessory-hub/plugins', { token })).json()) as { plugins: Array<{ name: string; installed: boolean }> };
+    expect(list.plugins.filter((p) => p.installed).map((p) => p.name)).toEqual(['homebridge-hcs-test']);
+    expect((await status()).state).toBe('running');
+  });
+
+  it('disables, enables and catalogues a plugin', async () => {
+    expect((await post('/plugins/homebridge-hcs-test/disable')).body).toMatchObject({ enabled: false });
+    expect(JSON.parse(fs.readFileSync(path.join(hubDir, 'config.json'), 'utf8')).disabledPlugins).toEqual(['homebridge-hcs-test']);
+    expect((await post('/plugins/homebridge-hcs-test/enable')).body).toMatchObject({ enabled: true });
+    expect((await post('/plugins/custom', { name: 'homebridge-hcs-test', verified: true, description: 'Our test switch' })).body).toMatchObject({ catalogued: true, verified: true });
+    expect((await post('/plugins/homebridge-hcs-test/catalog-remove')).status).toBe(200);
+    await running();
   });
 
   it("lists Homebridge's accessories read over HAP, with services and characteristics", async () => {
     const res = await server.request('GET', '/v1/os/accessory-hub/accessories', { token });
     expect(res.status).toBe(200);
     const { accessories } = (await res.json()) as { accessories: Array<{ aid: number; name: string | null; services: Array<{ characteristics: Array<{ type: string; value?: unknown }> }> }> };
+    // The configured switch and the bridge itself.
     const names = accessories.map((a) => a.name);
     // Homebridge names its bridge accessory after the bridge, with a suffix from its id.
     expect(names.some((n) => n?.startsWith('HCS Test Bridge'))).toBe(true);
@@ -91,6 +171,19 @@ describe('accessory hub: a managed Homebridge', () => {
       return s.state === 'running' && s.pid !== pid ? s : undefined;
     }, 30_000, 'Homebridge back');
     expect(back.restarts).toBeGreaterThan(restarts);
+  });
+});
+
+describe('accessory hub: uninstalling', () => {
+  it('uninstalls a plugin with npm; Homebridge restarts without it', async () => {
+    const before = (await status()).pid;
+    const res = await post('/plugins/homebridge-hcs-test/uninstall');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'homebridge-hcs-test', installed: false });
+    expect(fs.existsSync(path.join(hubDir, 'node_modules', 'homebridge-hcs-test'))).toBe(false);
+    expect((await post('/plugins/homebridge-hcs-test/uninstall')).status).toBe(409);
+    const back = await running(before);
+    expect(back.pluginCount).toBe(0);
   });
 });
 

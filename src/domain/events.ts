@@ -68,6 +68,8 @@ export interface DomainEvents {
   'media.cast_pairing': { endpointId: string; status: 'started' | 'paired' | 'failed' | 'cancelled'; reason?: string; at: number };
   /** The local media controller (MPD) changed: playback, song, volume, options, queue, or its connection. */
   'media_controller.state_changed': { state: LocalPlayerState; at: number };
+  /** An accessory hub plugin install or uninstall: each output line of npm (`line`), then its outcome (`outcome`). */
+  'accessory_hub.plugin_progress': { pluginId: string; action: 'install' | 'uninstall'; line?: string; outcome?: 'succeeded' | 'failed'; error?: string; at: number };
   'ir.transmitted': { deviceId: string | null; key: string | null; host: string; freqKhz: number; raw: number[]; line: string; at: number };
 }
 

@@ -20,6 +20,11 @@ export interface NpmRegistry {
   close(): Promise<void>;
 }
 
+/** The package.json a package carries (given in its files, or made from its name and version). */
+function manifestOf(pkg: RegistryPackage): { description?: string; keywords?: string[]; engines?: Record<string, string> } {
+  return pkg.files['package.json'] ? (JSON.parse(pkg.files['package.json']) as { description?: string; keywords?: string[] }) : {};
+}
+
 /** A package tarball as npm publishes it: gzip'd tar with everything under `package/`. */
 function tarball(pkg: RegistryPackage): Buffer {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hcs-npm-pkg-'));
@@ -51,6 +56,19 @@ export async function startNpmRegistry(packages: RegistryPackage[]): Promise<Npm
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': tgz.length });
       return res.end(tgz);
     }
+    if (url === '/-/v1/search') {
+      const text = new URL(req.url ?? '/', base).searchParams.get('text') ?? '';
+      const words = text.split(/\s+/).filter(Boolean);
+      const latest = new Map(packages.map((p) => [p.name, p]));
+      const objects = [...latest.values()]
+        .map((p) => ({ p, meta: manifestOf(p) }))
+        .filter(({ p, meta }) =>
+          words.every((w) => (w.startsWith('keywords:') ? (meta.keywords ?? []).includes(w.slice('keywords:'.length)) : `${p.name} ${meta.description ?? ''}`.includes(w))),
+        )
+        .map(({ p, meta }) => ({ package: { name: p.name, version: p.version, description: meta.description, keywords: meta.keywords, date: '2026-11-01T00:00:00.000Z' } }));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ objects, total: objects.length }));
+    }
     const name = url.slice(1);
     const versions = packages.filter((p) => p.name === name);
     if (versions.length === 0) {
@@ -70,6 +88,7 @@ export async function startNpmRegistry(packages: RegistryPackage[]): Promise<Npm
               name,
               version: p.version,
               main: 'index.js',
+              ...manifestOf(p),
               dist: {
                 tarball: `${base}${file}`,
                 shasum: createHash('sha1').update(data).digest('hex'),

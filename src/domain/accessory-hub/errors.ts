@@ -5,4 +5,13 @@ export const accessoryHubErrors = defineErrors({
   ACCESSORY_HUB_NOT_RUNNING: ['unavailable', 'Homebridge is not running ({state}); try again shortly.'],
   ACCESSORY_HUB_UNREACHABLE: ['upstream_failed', "Homebridge's accessory server did not answer: {reason}"],
   INVALID_ACCESSORY_HUB_SETTINGS: ['invalid', 'Invalid accessory hub settings: {problem}.'],
+  INVALID_PLUGIN_NAME: ['invalid', '"{name}" is not a Homebridge plugin name: {problem}.'],
+  PLUGIN_NOT_FOUND: ['not_found', 'No plugin {name} is installed or catalogued.'],
+  PLUGIN_NOT_IN_REGISTRY: ['not_found', 'The registry has no package {name}{version}.'],
+  PLUGIN_INSTALL_FAILED: ['unprocessable', 'Installing {name} failed ({problem}); the accessory hub keeps its previous plugins.'],
+  PLUGIN_NOT_INSTALLED: ['conflict', 'Plugin {name} is not installed.'],
+  PLUGIN_HAS_NO_CONFIG_SCHEMA: ['not_found', 'Plugin {name} has no config.schema.json.'],
+  INVALID_PLUGIN_CONFIG: ['invalid', 'The configuration does not fit the schema of {name}: {problem}.'],
+  REGISTRY_UNREACHABLE: ['upstream_failed', 'The npm registry at {registry} could not be reached: {reason}'],
+  PLUGIN_OPERATION_BUSY: ['conflict', 'Another plugin install or uninstall is running; try again when it is done.'],
 });

@@ -117,6 +117,18 @@ export class HomebridgeSupervisor {
     await this.start();
   }
 
+  /** Homebridge's config.json as it is. */
+  async config(): Promise<Record<string, unknown>> {
+    return this.readConfig();
+  }
+
+  /** Changes config.json in one write (Homebridge reads it at its next start). */
+  async editConfig(change: (config: Record<string, unknown>) => void): Promise<void> {
+    const config = await this.readConfig();
+    change(config);
+    await this.writeConfig(config);
+  }
+
   async settings(): Promise<AccessoryHubSettings> {
     const config = await this.readConfig();
     const bridge = config.bridge as Record<string, unknown>;

@@ -1,21 +1,51 @@
 import path from 'node:path';
+import { DocumentCollection } from '../../platform/document-collection.js';
+import type { DocumentRepository } from '../../platform/document-repository.js';
 import { defineModule } from '../../platform/module.js';
+import type { DomainEventBus } from '../events.js';
+import { accessoryHubErrors } from './errors.js';
 import { HomebridgeSupervisor, type AccessoryHubDeps } from './homebridge.js';
-import { accessoryHubOperations } from './operations.js';
+import { accessoryHubOperations, pluginOperations } from './operations.js';
+import { PluginManager, type CatalogEntry } from './plugins.js';
+import type { PluginRegistry } from './ports.js';
+
+export interface PluginSettings {
+  registry: PluginRegistry;
+  registryUrl: string;
+  catalog: DocumentRepository<CatalogEntry>;
+  events: DomainEventBus;
+  installTimeoutMs: number;
+}
 
 /**
  * The accessory hub (docs/accessory-hub.md): a managed Homebridge. Off (`install` absent), its
  * status says so and its other operations answer 503. Started in the background: Homebridge's own
  * start takes seconds and never holds up the hub's.
  */
-export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { dataDir: string }) | { off: true }) {
-  const homebridge = 'off' in deps ? undefined : new HomebridgeSupervisor({ ...deps, dir: path.join(deps.dataDir, 'accessory-hub') });
+export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { dataDir: string; plugins: PluginSettings }) | { off: true }) {
+  const dir = 'off' in deps ? '' : path.join(deps.dataDir, 'accessory-hub');
+  const homebridge = 'off' in deps ? undefined : new HomebridgeSupervisor({ ...deps, dir });
+  const plugins =
+    'off' in deps || !homebridge
+      ? undefined
+      : new PluginManager({
+          dir,
+          homebridge,
+          registry: deps.plugins.registry,
+          registryUrl: deps.plugins.registryUrl,
+          catalog: new DocumentCollection(deps.plugins.catalog, deps.clock, ({ id }) => accessoryHubErrors.PLUGIN_NOT_FOUND({ name: id })),
+          events: deps.plugins.events,
+          clock: deps.clock,
+          installTimeoutMs: deps.plugins.installTimeoutMs,
+          log: deps.log,
+        });
   return defineModule({
     name: 'accessory-hub',
-    needs: [],
+    needs: ['storage'],
     homebridge,
-    operations: { accessoryHub: accessoryHubOperations(homebridge) },
+    operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins) } },
     async start() {
+      await plugins?.start();
       await homebridge?.start();
     },
     async stop() {

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { accessoryHubErrors } from './errors.js';
 import type { HomebridgeSupervisor } from './homebridge.js';
+import type { PluginManager } from './plugins.js';
 
 const Status = Type.Object({
   enabled: Type.Boolean(),
@@ -101,6 +102,133 @@ export function accessoryHubOperations(homebridge: HomebridgeSupervisor | undefi
             return { aid: a.aid, name: typeof name?.value === 'string' ? name.value : null, services: a.services.map((s) => ({ iid: s.iid, type: s.type, characteristics: s.characteristics })) };
           }),
         };
+      },
+    }),
+  };
+}
+
+const PluginId = Type.String({ minLength: 1, maxLength: 214, description: 'The package name: homebridge-… or @scope/homebridge-….' });
+const PluginView = Type.Object({
+  name: Type.String(),
+  installed: Type.Boolean(),
+  version: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  enabled: Type.Boolean(),
+  catalogued: Type.Boolean({ description: 'A custom catalog entry exists.' }),
+  verified: Type.Optional(Type.Boolean()),
+  hasConfigSchema: Type.Boolean(),
+  configBlocks: Type.Integer({ description: 'Platform or accessory blocks of config.json that are this plugin’s.' }),
+});
+
+export function pluginOperations(plugins: PluginManager | undefined) {
+  const manager = () => {
+    if (!plugins) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
+    return plugins;
+  };
+  const onPlugin = <N extends string>(name: N, summary: string, run: (m: PluginManager, pluginId: string) => Promise<unknown>) =>
+    defineOperation({
+      name,
+      summary,
+      access: OS_ADMIN,
+      input: Type.Object({ pluginId: PluginId }),
+      output: PluginView,
+      async handler(input) {
+        return (await run(manager(), (input as { pluginId: string }).pluginId)) as never;
+      },
+    });
+  return {
+    search: defineOperation({
+      name: 'accessory_hub.plugins.search',
+      summary: 'Search the npm registry (ACCESSORY_HUB_REGISTRY) for packages with the keyword homebridge-plugin.',
+      access: OS_ADMIN,
+      input: Type.Object({ q: Type.Optional(Type.String({ maxLength: 100 })) }),
+      output: Type.Object({ results: Type.Array(Type.Object({ name: Type.String(), version: Type.String(), description: Type.Optional(Type.String()), keywords: Type.Optional(Type.Array(Type.String())), date: Type.Optional(Type.String()), links: Type.Optional(Type.Record(Type.String(), Type.String())) })) }),
+      async handler({ q }) {
+        return { results: await manager().search(q ?? '') };
+      },
+    }),
+    resolve: defineOperation({
+      name: 'accessory_hub.plugins.resolve',
+      summary: "A package's registry metadata: versions, dist-tags, the latest version's engines, and the catalog's verified flag (null when not catalogued).",
+      access: OS_ADMIN,
+      input: Type.Object({ name: PluginId }),
+      output: Type.Object({
+        name: Type.String(),
+        description: Type.Optional(Type.String()),
+        distTags: Type.Record(Type.String(), Type.String()),
+        versions: Type.Array(Type.String()),
+        latest: Type.Optional(Type.Object({ version: Type.String(), engines: Type.Optional(Type.Record(Type.String(), Type.String())), keywords: Type.Optional(Type.Array(Type.String())) })),
+        verified: Type.Union([Type.Boolean(), Type.Null()]),
+      }),
+      async handler({ name }) {
+        return manager().resolve(name);
+      },
+    }),
+    list: defineOperation({
+      name: 'accessory_hub.plugins.list',
+      summary: 'Plugins installed in the accessory hub and the custom catalog entries.',
+      access: OS_ADMIN,
+      input: Type.Object({}),
+      output: Type.Object({ plugins: Type.Array(PluginView) }),
+      async handler() {
+        return { plugins: await manager().list() };
+      },
+    }),
+    get: onPlugin('accessory_hub.plugins.get', 'One plugin: installed version, enabled, catalog entry, configuration.', (m, id) => m.get(id)),
+    addCustom: defineOperation({
+      name: 'accessory_hub.plugins.custom',
+      summary: 'Add (or change) a custom catalog entry.',
+      access: OS_ADMIN,
+      input: Type.Object({ name: PluginId, description: Type.Optional(Type.String({ maxLength: 500 })), verified: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+      output: PluginView,
+      async handler(input) {
+        return manager().addCustom(input);
+      },
+    }),
+    removeCustom: defineOperation({
+      name: 'accessory_hub.plugins.catalog_remove',
+      summary: 'Remove a custom catalog entry (an installed plugin stays installed).',
+      access: OS_ADMIN,
+      input: Type.Object({ pluginId: PluginId }),
+      output: Type.Object({ name: Type.String(), removed: Type.Literal(true) }),
+      async handler({ pluginId }) {
+        return manager().removeCustom(pluginId);
+      },
+    }),
+    install: defineOperation({
+      name: 'accessory_hub.plugins.install',
+      summary:
+        "Install a plugin (a version or range, else the latest) with npm into the accessory hub's plugin folder (install scripts run: plugins need them); npm's output streams as hub events (accessory_hub.plugin_progress). A failure leaves the previous plugins. Homebridge restarts.",
+      access: OS_ADMIN,
+      input: Type.Object({ pluginId: PluginId, version: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) }),
+      output: PluginView,
+      async handler({ pluginId, version }) {
+        return manager().install(pluginId, version);
+      },
+    }),
+    uninstall: onPlugin('accessory_hub.plugins.uninstall', 'Uninstall a plugin; Homebridge restarts.', (m, id) => m.uninstall(id)),
+    enable: onPlugin('accessory_hub.plugins.enable', 'Enable a plugin (out of config.json disabledPlugins); Homebridge restarts.', (m, id) => m.setEnabled(id, true)),
+    disable: onPlugin('accessory_hub.plugins.disable', 'Disable a plugin (into config.json disabledPlugins) without uninstalling it; Homebridge restarts.', (m, id) => m.setEnabled(id, false)),
+    configSchema: defineOperation({
+      name: 'accessory_hub.plugins.config_schema',
+      summary: "The plugin's config.schema.json (pluginAlias, pluginType, schema, layout).",
+      access: OS_ADMIN,
+      input: Type.Object({ pluginId: PluginId }),
+      output: Type.Record(Type.String(), Type.Unknown()),
+      async handler({ pluginId }) {
+        return manager().configSchema(pluginId);
+      },
+    }),
+    configure: defineOperation({
+      name: 'accessory_hub.plugins.config',
+      summary: "Configure a plugin: the body is validated against its config.schema.json (400 naming the field) and written as its platform or accessory block of config.json; Homebridge restarts.",
+      access: OS_ADMIN,
+      description: 'The body is the configuration itself (its fields as the schema gives them).',
+      input: Type.Object({ pluginId: PluginId }, { additionalProperties: true }),
+      output: Type.Object({ name: Type.String(), block: Type.Record(Type.String(), Type.Unknown()) }),
+      async handler(input) {
+        const { pluginId, ...config } = input as { pluginId: string } & Record<string, unknown>;
+        return manager().configure(pluginId, config);
       },
     }),
   };

@@ -21,3 +21,28 @@ export interface HapClient {
   accessories(port: number, pin: string): Promise<HapAccessory[]>;
   write(port: number, pin: string, writes: Array<{ aid: number; iid: number; value: unknown }>): Promise<void>;
 }
+
+/** A package as the registry's search finds it. */
+export interface RegistryHit {
+  name: string;
+  version: string;
+  description?: string;
+  keywords?: string[];
+  date?: string;
+  links?: Record<string, string>;
+}
+
+export interface PackageMetadata {
+  name: string;
+  description?: string;
+  distTags: Record<string, string>;
+  versions: string[];
+  latest?: { version: string; engines?: Record<string, string>; keywords?: string[] };
+}
+
+/** The npm registry's search and metadata APIs (the adapter implements them over HTTP). */
+export interface PluginRegistry {
+  search(registry: string, text: string, size: number): Promise<RegistryHit[]>;
+  /** Undefined when the registry has no such package. */
+  metadata(registry: string, name: string): Promise<PackageMetadata | undefined>;
+}

@@ -49,6 +49,7 @@ export const HUB_EVENT_TYPES: Record<string, string> = {
   'media.endpoint_discovered': 'A media endpoint was found (or registered) for the first time.',
   'media.endpoint_updated': 'A media endpoint was relabelled, enabled, disabled or paired.',
   'media.cast_pairing': 'A cast pairing started, completed, failed or was cancelled.',
+  'accessory_hub.plugin_progress': "An accessory hub plugin install or uninstall: npm's output lines, then the outcome.",
 };
 
 export interface HubEvent {

@@ -50,12 +50,24 @@ function npmCommand(): string {
   return process.platform === 'win32' ? 'npm.cmd' : 'npm';
 }
 
-function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<DependencyOutcome> {
+/** Runs an installer (never through a shell), bounded in time and kept output; `onLine` sees each output line as it comes. */
+export function runInstaller(command: string, args: string[], cwd: string, timeoutMs: number, onLine?: (line: string) => void): Promise<DependencyOutcome> {
+  return run(command, args, cwd, timeoutMs, onLine);
+}
+
+function run(command: string, args: string[], cwd: string, timeoutMs: number, onLine?: (line: string) => void): Promise<DependencyOutcome> {
   const shown = [path.basename(command), ...args].join(' ');
   return new Promise((resolve) => {
     let log = `$ ${shown}\n`;
+    let partial = '';
     const append = (chunk: Buffer) => {
-      if (log.length < MAX_LOG_BYTES) log += chunk.toString('utf8');
+      const text = chunk.toString('utf8');
+      if (log.length < MAX_LOG_BYTES) log += text;
+      if (!onLine) return;
+      partial += text;
+      const lines = partial.split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.trim()) onLine(line.trimEnd());
     };
     const child = spawn(command, args, {
       cwd,

@@ -1,0 +1,252 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import type { Clock } from '../../platform/clock.js';
+import type { DocumentCollection } from '../../platform/document-collection.js';
+import { OneAtATime } from '../../platform/one-at-a-time.js';
+import { runInstaller } from '../drivers/local/dependencies.js';
+import type { DomainEventBus } from '../events.js';
+import { accessoryHubErrors } from './errors.js';
+import type { HomebridgeSupervisor } from './homebridge.js';
+import type { PackageMetadata, PluginRegistry, RegistryHit } from './ports.js';
+
+/** npm's package name rules, and Homebridge's: `homebridge-…` or `@scope/homebridge-…`. */
+const PLUGIN_NAME = /^(@[a-z0-9][a-z0-9._~-]*\/)?homebridge-[a-z0-9][a-z0-9._~-]*$/;
+const VERSION_SPEC = /^[0-9A-Za-z.^~<>=*|+ -]{1,50}$/;
+
+export function checkPluginName(name: string): void {
+  if (name.length > 214) throw accessoryHubErrors.INVALID_PLUGIN_NAME({ name: name.slice(0, 60), problem: 'longer than npm allows (214)' });
+  if (!PLUGIN_NAME.test(name)) {
+    throw accessoryHubErrors.INVALID_PLUGIN_NAME(
+      { name, problem: 'npm names are lowercase letters, digits and . _ ~ -, and Homebridge plugins start with homebridge- (or @scope/homebridge-)' },
+      { details: [{ field: 'pluginId', message: 'must match (@scope/)homebridge-name' }] },
+    );
+  }
+}
+
+export interface CatalogEntry {
+  /** The package name. */
+  id: string;
+  description?: string;
+  verified?: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface PluginView {
+  name: string;
+  installed: boolean;
+  version?: string;
+  description?: string;
+  enabled: boolean;
+  catalogued: boolean;
+  verified?: boolean;
+  hasConfigSchema: boolean;
+  /** The platform or accessory blocks of config.json that belong to it. */
+  configBlocks: number;
+}
+
+export interface PluginDeps {
+  dir: string;
+  homebridge: HomebridgeSupervisor;
+  registry: PluginRegistry;
+  registryUrl: string;
+  catalog: DocumentCollection<CatalogEntry>;
+  events: DomainEventBus;
+  clock: Clock;
+  installTimeoutMs: number;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+}
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+
+/**
+ * The accessory hub's plugins: found through the npm registry (search and metadata), installed
+ * and removed with npm in Homebridge's own plugin folder (never through a shell; npm's output
+ * lines stream as hub events), enabled and disabled, and configured through their
+ * config.schema.json. Homebridge restarts after each change, since it reads them only at start.
+ */
+export class PluginManager {
+  private readonly exclusive = new OneAtATime(() => accessoryHubErrors.PLUGIN_OPERATION_BUSY());
+
+  constructor(private readonly deps: PluginDeps) {}
+
+  async start(): Promise<void> {
+    await this.deps.catalog.load();
+    const manifest = path.join(this.deps.dir, 'package.json');
+    await fs.mkdir(this.deps.dir, { recursive: true });
+    await fs.access(manifest).catch(() => fs.writeFile(manifest, `${JSON.stringify({ name: 'hcs-accessory-hub-plugins', private: true, dependencies: {} }, null, 2)}\n`));
+  }
+
+  async search(q: string): Promise<RegistryHit[]> {
+    const hits = await this.registryCall(() => this.deps.registry.search(this.deps.registryUrl, `keywords:homebridge-plugin ${q}`.trim(), 25));
+    return hits.filter((h) => PLUGIN_NAME.test(h.name));
+  }
+
+  async resolve(name: string): Promise<PackageMetadata & { verified: boolean | null }> {
+    checkPluginName(name);
+    const meta = await this.registryCall(() => this.deps.registry.metadata(this.deps.registryUrl, name));
+    if (!meta) throw accessoryHubErrors.PLUGIN_NOT_IN_REGISTRY({ name, version: '' });
+    return { ...meta, verified: this.deps.catalog.find(name)?.verified ?? null };
+  }
+
+  async list(): Promise<PluginView[]> {
+    const installed = await this.installedNames();
+    const names = [...new Set([...installed, ...this.deps.catalog.list().map((c) => c.id)])].sort();
+    return Promise.all(names.map((n) => this.view(n)));
+  }
+
+  async get(name: string): Promise<PluginView> {
+    checkPluginName(name);
+    const view = await this.view(name);
+    if (!view.installed && !view.catalogued) throw accessoryHubErrors.PLUGIN_NOT_FOUND({ name });
+    return view;
+  }
+
+  async addCustom(entry: { name: string; description?: string; verified?: boolean }): Promise<PluginView> {
+    checkPluginName(entry.name);
+    await this.deps.catalog.save({ id: entry.name, ...(entry.description ? { description: entry.description } : {}), ...(entry.verified !== undefined ? { verified: entry.verified } : {}) });
+    return this.view(entry.name);
+  }
+
+  async removeCustom(name: string): Promise<{ name: string; removed: true }> {
+    checkPluginName(name);
+    if (!this.deps.catalog.find(name)) throw accessoryHubErrors.PLUGIN_NOT_FOUND({ name });
+    await this.deps.catalog.remove(name);
+    return { name, removed: true };
+  }
+
+  /** `npm install <name>@<version>` into the plugin folder; on failure package.json and the lock are put back as they were. */
+  install(name: string, version: string | undefined): Promise<PluginView> {
+    checkPluginName(name);
+    if (version !== undefined && !VERSION_SPEC.test(version)) throw accessoryHubErrors.INVALID_PLUGIN_NAME({ name: `${name}@${version}`, problem: 'the version is not a version or range' });
+    return this.exclusive.run(async () => {
+      const meta = await this.registryCall(() => this.deps.registry.metadata(this.deps.registryUrl, name));
+      if (!meta) throw accessoryHubErrors.PLUGIN_NOT_IN_REGISTRY({ name, version: version ? `@${version}` : '' });
+      const spec = `${name}@${version ?? meta.distTags.latest ?? 'latest'}`;
+      await this.npm('install', name, ['install', '--ignore-scripts=false', '--omit=dev', '--no-audit', '--no-fund', '--save', `--registry=${this.deps.registryUrl}`, spec]);
+      await this.deps.homebridge.restart();
+      return this.view(name);
+    });
+  }
+
+  uninstall(name: string): Promise<PluginView> {
+    checkPluginName(name);
+    return this.exclusive.run(async () => {
+      if (!(await this.installedNames()).includes(name)) throw accessoryHubErrors.PLUGIN_NOT_INSTALLED({ name });
+      await this.npm('uninstall', name, ['uninstall', '--no-audit', '--no-fund', '--save', `--registry=${this.deps.registryUrl}`, name]);
+      await this.deps.homebridge.restart();
+      return this.view(name);
+    });
+  }
+
+  async setEnabled(name: string, enabled: boolean): Promise<PluginView> {
+    checkPluginName(name);
+    if (!(await this.installedNames()).includes(name)) throw accessoryHubErrors.PLUGIN_NOT_INSTALLED({ name });
+    await this.deps.homebridge.editConfig((config) => {
+      const disabled = new Set((config.disabledPlugins as string[] | undefined) ?? []);
+      if (enabled) disabled.delete(name);
+      else disabled.add(name);
+      config.disabledPlugins = [...disabled];
+    });
+    await this.deps.homebridge.restart();
+    return this.view(name);
+  }
+
+  async configSchema(name: string): Promise<Record<string, unknown>> {
+    checkPluginName(name);
+    const schema = await this.readSchema(name);
+    if (!schema) throw accessoryHubErrors.PLUGIN_HAS_NO_CONFIG_SCHEMA({ name });
+    return schema;
+  }
+
+  /**
+   * Validates a plugin's configuration against its config.schema.json (400 naming the field) and
+   * writes it as the plugin's platform or accessory block of config.json (replacing the block of
+   * the same platform, or of the same accessory name); Homebridge restarts into it.
+   */
+  async configure(name: string, body: Record<string, unknown>): Promise<{ name: string; block: Record<string, unknown> }> {
+    const schema = await this.configSchema(name);
+    const alias = String(schema.pluginAlias ?? '');
+    const type = schema.pluginType === 'accessory' ? 'accessory' : 'platform';
+    const validate = ajv.compile((schema.schema as object) ?? {});
+    if (!validate(body)) {
+      const issue = validate.errors?.[0];
+      const field = ['body', ...(issue?.instancePath ?? '').split('/').filter(Boolean), ...(typeof issue?.params?.missingProperty === 'string' ? [issue.params.missingProperty] : [])].join('.');
+      throw accessoryHubErrors.INVALID_PLUGIN_CONFIG({ name, problem: `${field} ${issue?.message ?? 'is invalid'}` }, { details: (validate.errors ?? []).map((e) => ({ field: ['body', ...e.instancePath.split('/').filter(Boolean)].join('.'), message: e.message })) });
+    }
+    const block = { [type]: alias, ...body };
+    await this.deps.homebridge.editConfig((config) => {
+      const key = type === 'platform' ? 'platforms' : 'accessories';
+      const blocks = ((config[key] as Array<Record<string, unknown>> | undefined) ?? []).filter((b) => !(b[type] === alias && (type === 'platform' || b.name === body.name)));
+      config[key] = [...blocks, block];
+    });
+    await this.deps.homebridge.restart();
+    return { name, block };
+  }
+
+  private async npm(action: 'install' | 'uninstall', pluginId: string, args: string[]): Promise<void> {
+    const files = ['package.json', 'package-lock.json'].map((f) => path.join(this.deps.dir, f));
+    const saved = await Promise.all(files.map((f) => fs.readFile(f).catch(() => undefined)));
+    const emit = (extra: { line?: string; outcome?: 'succeeded' | 'failed'; error?: string }) =>
+      this.deps.events.emit('accessory_hub.plugin_progress', { pluginId, action, ...extra, at: this.deps.clock.now() });
+    const outcome = await runInstaller(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, this.deps.dir, this.deps.installTimeoutMs, (line) => emit({ line }));
+    if (!outcome.ok) {
+      // npm rolls its own tree back; the manifests are put back as they were too.
+      await Promise.all(files.map((f, i) => (saved[i] ? fs.writeFile(f, saved[i]!) : fs.rm(f, { force: true }))));
+      emit({ outcome: 'failed', error: outcome.problem ?? 'failed' });
+      this.deps.log.warn({ plugin: pluginId, action, problem: outcome.problem }, 'accessory hub plugin operation failed; the previous plugins stay');
+      throw accessoryHubErrors.PLUGIN_INSTALL_FAILED({ name: pluginId, problem: outcome.problem ?? 'failed' }, { details: { log: outcome.log.slice(-4000) } });
+    }
+    emit({ outcome: 'succeeded' });
+    this.deps.log.info({ plugin: pluginId, action }, `accessory hub plugin ${action}ed`);
+  }
+
+  private async registryCall<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw accessoryHubErrors.REGISTRY_UNREACHABLE({ registry: this.deps.registryUrl, reason: (err as Error).message });
+    }
+  }
+
+  private async installedNames(): Promise<string[]> {
+    const manifest = JSON.parse(await fs.readFile(path.join(this.deps.dir, 'package.json'), 'utf8').catch(() => '{}')) as { dependencies?: Record<string, string> };
+    const fromManifest = Object.keys(manifest.dependencies ?? {});
+    const modules = path.join(this.deps.dir, 'node_modules');
+    const found: string[] = [];
+    for (const entry of await fs.readdir(modules).catch(() => [] as string[])) {
+      if (entry.startsWith('@')) for (const inner of await fs.readdir(path.join(modules, entry)).catch(() => [] as string[])) found.push(`${entry}/${inner}`);
+      else found.push(entry);
+    }
+    return [...new Set([...fromManifest, ...found])].filter((n) => PLUGIN_NAME.test(n));
+  }
+
+  private async readPackage(name: string): Promise<{ version?: string; description?: string } | undefined> {
+    return JSON.parse(await fs.readFile(path.join(this.deps.dir, 'node_modules', ...name.split('/'), 'package.json'), 'utf8').catch(() => 'null')) ?? undefined;
+  }
+
+  private async readSchema(name: string): Promise<Record<string, unknown> | undefined> {
+    return JSON.parse(await fs.readFile(path.join(this.deps.dir, 'node_modules', ...name.split('/'), 'config.schema.json'), 'utf8').catch(() => 'null')) ?? undefined;
+  }
+
+  private async view(name: string): Promise<PluginView> {
+    const pkg = await this.readPackage(name);
+    const entry = this.deps.catalog.find(name);
+    const config = await this.deps.homebridge.config();
+    const schema = pkg ? await this.readSchema(name) : undefined;
+    const alias = schema?.pluginAlias;
+    const blocks = alias ? [...((config.platforms as Array<Record<string, unknown>>) ?? []), ...((config.accessories as Array<Record<string, unknown>>) ?? [])].filter((b) => b.platform === alias || b.accessory === alias).length : 0;
+    return {
+      name,
+      installed: pkg !== undefined,
+      ...(pkg?.version ? { version: pkg.version } : {}),
+      ...((pkg?.description ?? entry?.description) ? { description: pkg?.description ?? entry?.description } : {}),
+      enabled: !((config.disabledPlugins as string[] | undefined) ?? []).includes(name),
+      catalogued: entry !== undefined,
+      ...(entry?.verified !== undefined ? { verified: entry.verified } : {}),
+      hasConfigSchema: schema !== undefined,
+      configBlocks: blocks,
+    };
+  }
+}
