@@ -30,6 +30,8 @@ export interface Config {
   /** Whether the hub runs Homebridge (default: when it is installed). */
   accessoryHub: 'on' | 'off' | 'auto';
   accessoryHubPort: number;
+  /** How often imported accessories' state is read over HAP. */
+  accessoryHubPollMs: number;
   /** The npm registry plugins are searched and installed from. */
   accessoryHubRegistry: string;
   /** Interfaces Homebridge's servers bind to; unset, all. */
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     driverInstallTimeoutMs: integer(env, 'DRIVER_INSTALL_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     accessoryHub: oneOf(env, 'ACCESSORY_HUB', ['on', 'off'], 'auto'),
     accessoryHubPort: integer(env, 'ACCESSORY_HUB_PORT', 51826, 1024, 65535),
+    accessoryHubPollMs: integer(env, 'ACCESSORY_HUB_POLL_MS', 2000, 100, 600_000),
     accessoryHubRegistry: env.ACCESSORY_HUB_REGISTRY ? url(env, 'ACCESSORY_HUB_REGISTRY') : npmRegistry(env),
     ...(env.ACCESSORY_HUB_BIND ? { accessoryHubBind: env.ACCESSORY_HUB_BIND.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
     bridgePollIntervalMs: integer(env, 'BRIDGE_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),

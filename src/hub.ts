@@ -343,6 +343,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
             events,
             installTimeoutMs: config.driverInstallTimeoutMs,
           },
+          imports: { store: new KyselyDocumentRepository(db, 'accessory_import'), manager: devices.drivers, pollMs: config.accessoryHubPollMs },
           ...(config.accessoryHubBind ? { bind: config.accessoryHubBind } : {}),
         }
       : { off: true },

@@ -44,7 +44,7 @@ beforeAll(async () => {
   hubDir = path.join(dataDir, 'accessory-hub');
   fs.mkdirSync(hubDir, { recursive: true });
   fs.writeFileSync(path.join(hubDir, 'config.json'), JSON.stringify({ bridge: { name: 'HCS Test Bridge', username: '0E:AA:BB:CC:DD:01', port, pin: '031-45-154', advertiser: 'ciao' }, accessories: [], platforms: [] }));
-  server = await startServer({ dataDir, env: { ACCESSORY_HUB: 'on', ACCESSORY_HUB_BIND: '127.0.0.1', ACCESSORY_HUB_REGISTRY: registry.url }, timers: undefined });
+  server = await startServer({ dataDir, env: { ACCESSORY_HUB: 'on', ACCESSORY_HUB_BIND: '127.0.0.1', ACCESSORY_HUB_REGISTRY: registry.url, ACCESSORY_HUB_POLL_MS: '200' }, timers: undefined });
   token = await server.login();
   await eventually(async () => (await status()).state === 'running', 30_000, 'Homebridge running');
 }, 60_000);
@@ -107,6 +107,36 @@ describe('accessory hub: a managed Homebridge', () => {
     }, 30_000, 'the switch served');
     expect(names).toContain('Test Switch');
     expect((await status()).pluginCount).toBe(1);
+  });
+
+  it('imports the accessory as a hub device and toggles it both ways: through the hub, and in Homebridge over HAP', async () => {
+    const list = (await (await server.request('GET', '/v1/os/accessory-hub/import-accessories', { token })).json()) as { accessories: Array<{ accessoryId: string; name: string; imported: boolean; characteristics: Array<{ key: string; writable: boolean }> }> };
+    const sw = list.accessories.find((a) => a.name === 'Test Switch')!;
+    expect(sw).toMatchObject({ imported: false, characteristics: [{ key: 'on', writable: true }] });
+    expect(list.accessories.some((a) => a.name.startsWith('HCS Test Bridge'))).toBe(false);
+    const imported = await post(`/import-accessories/${sw.accessoryId}/import`);
+    expect(imported.status).toBe(200);
+    const deviceId = imported.body.deviceId as string;
+    const device = await eventually(async () => {
+      const devices = ((await (await server.request('GET', '/v1/os/devices', { token })).json()) as { devices: Array<Json & { driverDeviceId: string }> }).devices;
+      return devices.find((d) => d.driverKey === 'accessory-hub' && d.driverDeviceId === deviceId);
+    }, 5000, 'the device');
+    expect((device.commands as Array<{ name: string }>).map((c) => c.name)).toEqual(['set_on', 'turn_on', 'turn_off']);
+
+    // Through the hub: the command is a HAP write.
+    const on = await server.request('POST', `/v1/os/devices/${String(device.id)}/command`, { token, body: { command: 'turn_on' } });
+    expect(on.status, await on.clone().text()).toBe(200);
+    const hap = async () => ((await (await fetch(`http://127.0.0.1:${port}/characteristics?id=${sw.accessoryId.slice(3)}.10`, { headers: { authorization: '031-45-154' } })).json()) as { characteristics: Array<{ value: unknown }> }).characteristics[0]!.value;
+    expect(await hap()).toBeOneOf([true, 1]);
+    // In Homebridge: a HAP write shows in the hub's state.
+    const put = await fetch(`http://127.0.0.1:${port}/characteristics`, { method: 'PUT', headers: { authorization: '031-45-154', 'content-type': 'application/json' }, body: JSON.stringify({ characteristics: [{ aid: Number(sw.accessoryId.slice(3)), iid: 10, value: false }] }) });
+    expect(put.status).toBeLessThan(300);
+    await eventually(async () => {
+      const snapshot = (await (await server.request('GET', '/v1/os/state/snapshot', { token })).json()) as { devices: Record<string, { state: Json }> };
+      return snapshot.devices[String(device.id)]?.state.on === false;
+    }, 5000, 'off seen by the hub');
+    expect(((await (await server.request('GET', '/v1/os/accessory-hub/import-accessories', { token })).json()) as { accessories: Array<{ imported: boolean; name: string }> }).accessories.find((a) => a.name === 'Test Switch')?.imported).toBe(true);
+    expect((await post('/import-accessories/hb-999/import')).status).toBe(404);
   });
 
   it('keeps its previous plugins when an install script fails', async () => {
@@ -174,7 +204,18 @@ describe('accessory hub: a managed Homebridge', () => {
   });
 });
 
-describe('accessory hub: uninstalling', () => {
+describe('accessory hub: undoing', () => {
+  it('removes an imported accessory: its device goes', async () => {
+    const list = (await (await server.request('POST', '/v1/os/accessory-hub/import-accessories/resync', { token, body: {} })).json()) as { accessories: Array<{ accessoryId: string; imported: boolean }> };
+    const imported = list.accessories.find((a) => a.imported)!;
+    expect((await post(`/import-accessories/${imported.accessoryId}/remove`)).status).toBe(200);
+    await eventually(async () => {
+      const devices = ((await (await server.request('GET', '/v1/os/devices', { token })).json()) as { devices: Array<Json> }).devices;
+      return !devices.some((d) => d.driverKey === 'accessory-hub');
+    }, 5000, 'device removed');
+    expect((await post(`/import-accessories/${imported.accessoryId}/remove`)).status).toBe(404);
+  });
+
   it('uninstalls a plugin with npm; Homebridge restarts without it', async () => {
     const before = (await status()).pid;
     const res = await post('/plugins/homebridge-hcs-test/uninstall');

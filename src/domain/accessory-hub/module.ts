@@ -5,9 +5,18 @@ import { defineModule } from '../../platform/module.js';
 import type { DomainEventBus } from '../events.js';
 import { accessoryHubErrors } from './errors.js';
 import { HomebridgeSupervisor, type AccessoryHubDeps } from './homebridge.js';
-import { accessoryHubOperations, pluginOperations } from './operations.js';
+import { attachBuiltInDriver } from '../drivers/builtin.js';
+import type { DriverManager } from '../drivers/driver-manager.js';
+import { AccessoryImports, type ImportedAccessory } from './imports.js';
+import { accessoryHubOperations, importOperations, pluginOperations } from './operations.js';
 import { PluginManager, type CatalogEntry } from './plugins.js';
 import type { PluginRegistry } from './ports.js';
+
+export interface ImportSettings {
+  store: DocumentRepository<ImportedAccessory>;
+  manager: DriverManager;
+  pollMs: number;
+}
 
 export interface PluginSettings {
   registry: PluginRegistry;
@@ -22,7 +31,7 @@ export interface PluginSettings {
  * status says so and its other operations answer 503. Started in the background: Homebridge's own
  * start takes seconds and never holds up the hub's.
  */
-export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { dataDir: string; plugins: PluginSettings }) | { off: true }) {
+export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { dataDir: string; plugins: PluginSettings; imports: ImportSettings }) | { off: true }) {
   const dir = 'off' in deps ? '' : path.join(deps.dataDir, 'accessory-hub');
   const homebridge = 'off' in deps ? undefined : new HomebridgeSupervisor({ ...deps, dir });
   const plugins =
@@ -39,16 +48,32 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
           installTimeoutMs: deps.plugins.installTimeoutMs,
           log: deps.log,
         });
+  const imports =
+    'off' in deps || !homebridge
+      ? undefined
+      : new AccessoryImports(
+          new DocumentCollection(deps.imports.store, deps.clock, ({ id }) => accessoryHubErrors.ACCESSORY_NOT_FOUND({ accessoryId: id })),
+          homebridge,
+          deps.hap,
+          deps.timers,
+          deps.imports.pollMs,
+        );
+  let detach: (() => void) | undefined;
   return defineModule({
     name: 'accessory-hub',
-    needs: ['storage'],
+    needs: ['storage', 'devices'],
     homebridge,
-    operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins) } },
+    operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins), ...importOperations(imports) } },
     async start() {
       await plugins?.start();
       await homebridge?.start();
+      if (imports && !('off' in deps)) {
+        await imports.load();
+        detach = attachBuiltInDriver(deps.imports.manager, imports, deps.log);
+      }
     },
     async stop() {
+      detach?.();
       await homebridge?.stop();
     },
   });

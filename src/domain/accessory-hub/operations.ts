@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import { accessoryHubErrors } from './errors.js';
 import type { HomebridgeSupervisor } from './homebridge.js';
+import type { AccessoryImports } from './imports.js';
 import type { PluginManager } from './plugins.js';
 
 const Status = Type.Object({
@@ -229,6 +230,67 @@ export function pluginOperations(plugins: PluginManager | undefined) {
       async handler(input) {
         const { pluginId, ...config } = input as { pluginId: string } & Record<string, unknown>;
         return manager().configure(pluginId, config);
+      },
+    }),
+  };
+}
+
+const Importable = Type.Object({
+  accessoryId: Type.String({ description: '`hb-<aid>`: Homebridge keeps an accessory\'s aid across restarts.' }),
+  aid: Type.Integer(),
+  name: Type.String(),
+  imported: Type.Boolean(),
+  characteristics: Type.Array(Type.Object({ key: Type.String(), format: Type.Optional(Type.String()), writable: Type.Boolean(), value: Type.Optional(Type.Unknown()) })),
+});
+const AccessoryId = Type.String({ minLength: 1, maxLength: 50, pattern: '^hb-[0-9]+$' });
+
+export function importOperations(imports: AccessoryImports | undefined) {
+  const manager = () => {
+    if (!imports) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
+    return imports;
+  };
+  const Imported = Type.Object({ accessoryId: Type.String(), aid: Type.Integer(), name: Type.String(), deviceId: Type.String({ description: 'The logical device (driver accessory-hub) it is.' }) });
+  return {
+    importable: defineOperation({
+      name: 'accessory_hub.import.list',
+      summary: "Homebridge's accessories that can become hub devices (with the characteristics each would bring), and whether they are imported.",
+      access: OS_ADMIN,
+      input: Type.Object({}),
+      output: Type.Object({ accessories: Type.Array(Importable) }),
+      async handler() {
+        return { accessories: await manager().importable(false) };
+      },
+    }),
+    resyncImportable: defineOperation({
+      name: 'accessory_hub.import.resync',
+      summary: "Read Homebridge's accessories again over HAP and answer the importable ones.",
+      access: OS_ADMIN,
+      input: Type.Object({}),
+      output: Type.Object({ accessories: Type.Array(Importable) }),
+      async handler() {
+        return { accessories: await manager().importable(true) };
+      },
+    }),
+    importAccessory: defineOperation({
+      name: 'accessory_hub.import',
+      summary: 'Make an accessory a logical device: its characteristics its state, its writable ones its commands (set_<key> {value}; turn_on/turn_off for on), written back over HAP.',
+      access: OS_ADMIN,
+      input: Type.Object({ accessoryId: AccessoryId }),
+      output: Imported,
+      async handler({ accessoryId }) {
+        const item = await manager().import(accessoryId);
+        return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId: item.id };
+      },
+    }),
+    removeImport: defineOperation({
+      name: 'accessory_hub.import.remove',
+      summary: 'Undo an import: the logical device goes (its driver removes it).',
+      access: OS_ADMIN,
+      input: Type.Object({ accessoryId: AccessoryId }),
+      output: Imported,
+      async handler({ accessoryId }) {
+        const item = await manager().remove(accessoryId);
+        return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId: item.id };
       },
     }),
   };

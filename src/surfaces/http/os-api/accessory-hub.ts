@@ -9,6 +9,10 @@ export const accessoryHubRoutes: FastifyPluginAsync<OsApiOptions> = async (app, 
   route('POST', '/accessory-hub/resync', ops.resync);
   route('POST', '/accessory-hub/settings', ops.settings);
   route('GET', '/accessory-hub/accessories', ops.accessories);
+  route('GET', '/accessory-hub/import-accessories', ops.importable);
+  route('POST', '/accessory-hub/import-accessories/resync', ops.resyncImportable);
+  route('POST', '/accessory-hub/import-accessories/:accessoryId/import', ops.importAccessory);
+  route('POST', '/accessory-hub/import-accessories/:accessoryId/remove', ops.removeImport);
   route('GET', '/accessory-hub/plugins', ops.list);
   route('GET', '/accessory-hub/plugins/search', ops.search);
   route('GET', '/accessory-hub/plugins/resolve', ops.resolve);
