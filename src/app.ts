@@ -48,6 +48,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const hub = createHub(config, options.clock ?? systemClock, options.timers ?? systemTimers, log, {
     ...(ring ? { recentLogs: () => ring.recent() } : {}),
     ...(options.restart ? { restart: options.restart } : {}),
+    httpPort: () => {
+      const address = listener.listening ? listener.server.address() : null;
+      return address && typeof address === 'object' ? address.port : undefined;
+    },
   });
   const fanout = new FeedFanout(hub.feed, config.streamBatchMs, log);
   const listener = options.listener ?? new HttpListener();

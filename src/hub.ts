@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { archives } from './adapters/archives/archive-reader.js';
@@ -70,6 +71,8 @@ export interface HubHost {
   recentLogs?: () => readonly string[];
   /** Restarts the service in this process (stop, then start again): a restored backup takes effect so. */
   restart?: (reason: string) => void;
+  /** The HTTP port the service listens on, once it does (for what runs beside it and calls back, like the Homebridge plugin). */
+  httpPort?: () => number | undefined;
 }
 
 export function createHub(config: Config, clock: Clock, timers: Timers, log: Logger, host: HubHost = {}) {
@@ -344,6 +347,17 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
             installTimeoutMs: config.driverInstallTimeoutMs,
           },
           imports: { store: new KyselyDocumentRepository(db, 'accessory_import'), manager: devices.drivers, pollMs: config.accessoryHubPollMs },
+          bridge: {
+            pluginSource: fileURLToPath(new URL('../accessory-hub/plugin', import.meta.url)),
+            devices: devices.devices,
+            auth: auth.auth,
+            accounts: auth.accounts,
+            queue: new KyselyDocumentRepository(db, 'accessory_import_command'),
+            hubUrl: () => {
+              const port = host.httpPort?.();
+              return port ? `http://127.0.0.1:${port}` : undefined;
+            },
+          },
           ...(config.accessoryHubBind ? { bind: config.accessoryHubBind } : {}),
         }
       : { off: true },

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNpmRegistry, type NpmRegistry } from './support/npm-registry.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
-import { eventually } from './support/ws-driver.js';
+import { eventually, TestDriver, type Message } from './support/ws-driver.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, 'fixtures/homebridge-hcs-test');
 
@@ -13,6 +13,8 @@ let token: string;
 let port: number;
 let registry: NpmRegistry;
 let hubDir: string;
+let driver: TestDriver;
+const actions: Message[] = [];
 
 const fixture = (file: string) => fs.readFileSync(path.join(FIXTURE, file), 'utf8');
 
@@ -46,12 +48,24 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(hubDir, 'config.json'), JSON.stringify({ bridge: { name: 'HCS Test Bridge', username: '0E:AA:BB:CC:DD:01', port, pin: '031-45-154', advertiser: 'ciao' }, accessories: [], platforms: [] }));
   server = await startServer({ dataDir, env: { ACCESSORY_HUB: 'on', ACCESSORY_HUB_BIND: '127.0.0.1', ACCESSORY_HUB_REGISTRY: registry.url, ACCESSORY_HUB_POLL_MS: '200' }, timers: undefined });
   token = await server.login();
+  // A hub device the plugin bridge exposes in HomeKit.
+  driver = await TestDriver.register(`${server.url.replace('http', 'ws')}/driver`, 'porch.driver');
+  driver.serveActions((action) => {
+    actions.push(action);
+    driver.send({ type: 'STATE_UPDATE', deviceId: 'porch', state: { on: action.command === 'turn_on' } });
+    return { done: action.command };
+  });
+  driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'porch', name: 'Porch lamp', commands: ['turn_on', 'turn_off'], state: { on: false } } });
   await eventually(async () => (await status()).state === 'running', 30_000, 'Homebridge running');
 }, 60_000);
 afterAll(async () => {
+  driver?.close();
   await server?.close();
   await registry?.close();
 });
+
+/** The token the hub issued its plugin bridge, as the plugin reads it from its config block. */
+const pluginToken = () => (JSON.parse(fs.readFileSync(path.join(hubDir, 'config.json'), 'utf8')).platforms as Array<Json>).find((p) => p.platform === 'HomeControlBridge')!.token as string;
 
 const running = (pid?: unknown) => eventually(async () => {
   const s = await status();
@@ -137,6 +151,45 @@ describe('accessory hub: a managed Homebridge', () => {
     }, 5000, 'off seen by the hub');
     expect(((await (await server.request('GET', '/v1/os/accessory-hub/import-accessories', { token })).json()) as { accessories: Array<{ imported: boolean; name: string }> }).accessories.find((a) => a.name === 'Test Switch')?.imported).toBe(true);
     expect((await post('/import-accessories/hb-999/import')).status).toBe(404);
+  });
+
+  it("exposes a hub device through the plugin bridge: a HAP write reaches the device's driver", async () => {
+    const porch = await eventually(async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/accessories`, { headers: { authorization: '031-45-154' } }).catch(() => undefined);
+      if (!res?.ok) return undefined;
+      const { accessories } = (await res.json()) as { accessories: Array<{ aid: number; services: Array<{ type: string; characteristics: Array<{ iid: number; type: string; value?: unknown }> }> }> };
+      return accessories.find((a) => a.services.some((s) => s.characteristics.some((c) => c.type === '23' && c.value === 'Porch lamp')));
+    }, 20_000, 'the porch lamp in Homebridge').catch(async (err: Error) => {
+      throw new Error(`${err.message}\n${((await status()).recentOutput as string[]).join('\n')}`);
+    });
+    const on = porch.services.flatMap((s) => s.characteristics).find((c) => c.type === '25')!;
+    const before = actions.length;
+    const put = await fetch(`http://127.0.0.1:${port}/characteristics`, { method: 'PUT', headers: { authorization: '031-45-154', 'content-type': 'application/json' }, body: JSON.stringify({ characteristics: [{ aid: porch.aid, iid: on.iid, value: true }] }) });
+    expect(put.status).toBeLessThan(300);
+    await eventually(() => actions.length > before, 5000, 'the ACTION');
+    expect(actions.at(-1)).toMatchObject({ command: 'turn_on', deviceId: 'porch' });
+
+    // Its token opens /accessory-hub/plugin/* only.
+    const token2 = pluginToken();
+    expect((await server.request('GET', '/v1/os/accessory-hub/plugin/bootstrap', { token: token2 })).status).toBe(200);
+    expect((await server.request('GET', '/v1/os/accessory-hub/status', { token: token2 })).status).toBe(403);
+    expect((await server.request('GET', '/v1/os/accessory-hub/plugin/bootstrap', { token })).status).toBe(403);
+    // It reports the other plugins' accessories.
+    const external = await eventually(async () => {
+      const body = (await (await server.request('GET', '/v1/os/accessory-hub/external-accessories', { token })).json()) as { accessories: Array<{ displayName: string }> };
+      return body.accessories.length > 0 ? body.accessories : undefined;
+    }, 10_000, 'external accessories reported');
+    expect(external.map((a) => a.displayName)).toContain('Test Switch');
+  });
+
+  it("delivers the hub's import commands to the plugin at least once, until it acknowledges them", async () => {
+    const list = (await (await server.request('GET', '/v1/os/accessory-hub/import-accessories', { token })).json()) as { accessories: Array<{ accessoryId: string; imported: boolean }> };
+    const imported = list.accessories.find((a) => a.imported)!;
+    const queue = async () => ((await (await server.request('GET', '/v1/os/accessory-hub/plugin/import-commands', { token: pluginToken() })).json()) as { commands: Array<{ accessoryId: string }> }).commands;
+    // The import made earlier was queued; the plugin pulls and acknowledges it.
+    await eventually(async () => (await queue()).length === 0, 10_000, 'acknowledged by the plugin');
+    expect((await server.request('POST', '/v1/os/accessory-hub/plugin/import-commands/nope/ack', { token: pluginToken(), body: {} })).status).toBe(404);
+    expect(imported).toBeDefined();
   });
 
   it('keeps its previous plugins when an install script fails', async () => {

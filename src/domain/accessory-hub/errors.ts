@@ -14,5 +14,6 @@ export const accessoryHubErrors = defineErrors({
   INVALID_PLUGIN_CONFIG: ['invalid', 'The configuration does not fit the schema of {name}: {problem}.'],
   REGISTRY_UNREACHABLE: ['upstream_failed', 'The npm registry at {registry} could not be reached: {reason}'],
   ACCESSORY_NOT_FOUND: ['not_found', 'Homebridge serves no accessory {accessoryId} that can be imported.'],
+  IMPORT_COMMAND_NOT_FOUND: ['not_found', 'No pending import command {id} (acknowledged already?).'],
   PLUGIN_OPERATION_BUSY: ['conflict', 'Another plugin install or uninstall is running; try again when it is done.'],
 });

@@ -35,6 +35,9 @@ export interface AccessoryHubDeps {
 
 export type HomebridgeState = 'stopped' | 'starting' | 'running' | 'backoff';
 
+/** The hub's own plugin (the plugin bridge): part of the hub, not one of the household's plugins. */
+export const BRIDGE_PLUGIN = 'homebridge-home-control-bridge';
+
 const STOP_GRACE_MS = 3000;
 const FIRST_RESTART_MS = 1000;
 const MAX_RESTART_MS = 30_000;
@@ -88,9 +91,20 @@ export class HomebridgeSupervisor {
     return path.join(this.deps.dir, 'node_modules');
   }
 
-  async start(): Promise<void> {
+  /** The hub's own plugins (the plugin bridge), kept apart and linked into the plugin folder as `file:` dependencies, so npm never prunes them. */
+  get builtinPluginsDir(): string {
+    return path.join(this.deps.dir, 'builtin-plugins');
+  }
+
+  /** Its folders and config.json, before anything else writes there. */
+  async prepare(): Promise<void> {
     await fs.mkdir(this.pluginsDir, { recursive: true });
+    await fs.mkdir(this.builtinPluginsDir, { recursive: true });
     await this.ensureConfig();
+  }
+
+  async start(): Promise<void> {
+    await this.prepare();
     this.wanted = true;
     this.launch();
   }
@@ -115,6 +129,14 @@ export class HomebridgeSupervisor {
     this.restarts++;
     this.delayMs = FIRST_RESTART_MS;
     await this.start();
+  }
+
+  /** Records a dependency in the plugin folder's package.json (npm keeps what is listed there). */
+  async addDependency(name: string, spec: string): Promise<void> {
+    const file = path.join(this.deps.dir, 'package.json');
+    const manifest = JSON.parse(await fs.readFile(file, 'utf8').catch(() => '{"name":"hcs-accessory-hub-plugins","private":true}')) as { dependencies?: Record<string, string> };
+    manifest.dependencies = { ...manifest.dependencies, [name]: spec };
+    await fs.writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`);
   }
 
   /** Homebridge's config.json as it is. */
@@ -149,7 +171,7 @@ export class HomebridgeSupervisor {
 
   async status() {
     const settings = await this.settings();
-    const plugins = (await fs.readdir(this.pluginsDir).catch(() => [] as string[])).filter((n) => n.startsWith('homebridge-') || n.startsWith('@'));
+    const plugins = (await fs.readdir(this.pluginsDir).catch(() => [] as string[])).filter((n) => (n.startsWith('homebridge-') || n.startsWith('@')) && n !== BRIDGE_PLUGIN);
     return {
       enabled: true,
       state: this.state,

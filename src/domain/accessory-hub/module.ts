@@ -8,7 +8,11 @@ import { HomebridgeSupervisor, type AccessoryHubDeps } from './homebridge.js';
 import { attachBuiltInDriver } from '../drivers/builtin.js';
 import type { DriverManager } from '../drivers/driver-manager.js';
 import { AccessoryImports, type ImportedAccessory } from './imports.js';
-import { accessoryHubOperations, importOperations, pluginOperations } from './operations.js';
+import { accessoryHubOperations, importOperations, pluginBridgeOperations, pluginOperations } from './operations.js';
+import { PluginBridge, type ImportCommand } from './plugin-bridge.js';
+import type { AuthService } from '../auth/auth-service.js';
+import type { UserView } from '../auth/model.js';
+import type { DeviceService } from '../devices/device-service.js';
 import { PluginManager, type CatalogEntry } from './plugins.js';
 import type { PluginRegistry } from './ports.js';
 
@@ -16,6 +20,15 @@ export interface ImportSettings {
   store: DocumentRepository<ImportedAccessory>;
   manager: DriverManager;
   pollMs: number;
+}
+
+export interface BridgeSettings {
+  pluginSource: string;
+  devices: DeviceService;
+  auth: AuthService;
+  accounts: { list(): Promise<UserView[]> };
+  queue: DocumentRepository<ImportCommand>;
+  hubUrl: () => string | undefined;
 }
 
 export interface PluginSettings {
@@ -31,7 +44,7 @@ export interface PluginSettings {
  * status says so and its other operations answer 503. Started in the background: Homebridge's own
  * start takes seconds and never holds up the hub's.
  */
-export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { dataDir: string; plugins: PluginSettings; imports: ImportSettings }) | { off: true }) {
+export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { dataDir: string; plugins: PluginSettings; imports: ImportSettings; bridge: BridgeSettings }) | { off: true }) {
   const dir = 'off' in deps ? '' : path.join(deps.dataDir, 'accessory-hub');
   const homebridge = 'off' in deps ? undefined : new HomebridgeSupervisor({ ...deps, dir });
   const plugins =
@@ -58,14 +71,28 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
           deps.timers,
           deps.imports.pollMs,
         );
+  const bridge =
+    'off' in deps || !homebridge
+      ? undefined
+      : new PluginBridge({
+          dir,
+          homebridge,
+          ...deps.bridge,
+          queue: new DocumentCollection(deps.bridge.queue, deps.clock, ({ id }) => accessoryHubErrors.IMPORT_COMMAND_NOT_FOUND({ id })),
+          clock: deps.clock,
+          log: deps.log,
+        });
   let detach: (() => void) | undefined;
   return defineModule({
     name: 'accessory-hub',
-    needs: ['storage', 'devices'],
+    needs: ['storage', 'devices', 'auth'],
     homebridge,
-    operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins), ...importOperations(imports) } },
+    operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins), ...importOperations(imports, bridge), ...pluginBridgeOperations(bridge) } },
     async start() {
       await plugins?.start();
+      // The plugin bridge goes in before Homebridge starts: it reads plugins and config only then.
+      await homebridge?.prepare();
+      await bridge?.prepare();
       await homebridge?.start();
       if (imports && !('off' in deps)) {
         await imports.load();

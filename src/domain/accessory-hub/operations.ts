@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
-import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { defineOperation, OS_ADMIN, type Access } from '../../platform/operations.js';
 import { accessoryHubErrors } from './errors.js';
 import type { HomebridgeSupervisor } from './homebridge.js';
 import type { AccessoryImports } from './imports.js';
+import type { PluginBridge } from './plugin-bridge.js';
 import type { PluginManager } from './plugins.js';
 
 const Status = Type.Object({
@@ -244,7 +245,7 @@ const Importable = Type.Object({
 });
 const AccessoryId = Type.String({ minLength: 1, maxLength: 50, pattern: '^hb-[0-9]+$' });
 
-export function importOperations(imports: AccessoryImports | undefined) {
+export function importOperations(imports: AccessoryImports | undefined, bridge: PluginBridge | undefined) {
   const manager = () => {
     if (!imports) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
     return imports;
@@ -279,6 +280,7 @@ export function importOperations(imports: AccessoryImports | undefined) {
       output: Imported,
       async handler({ accessoryId }) {
         const item = await manager().import(accessoryId);
+        await bridge?.enqueue('import', item.id);
         return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId: item.id };
       },
     }),
@@ -290,7 +292,95 @@ export function importOperations(imports: AccessoryImports | undefined) {
       output: Imported,
       async handler({ accessoryId }) {
         const item = await manager().remove(accessoryId);
+        await bridge?.enqueue('remove', item.id);
         return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId: item.id };
+      },
+    }),
+  };
+}
+
+/** The plugin bridge's credential: a token of scope `plugin-bridge`, accepted on /accessory-hub/plugin/* only. */
+export const PLUGIN_BRIDGE: Access = { scopes: ['plugin-bridge'] };
+
+const BridgedDeviceSchema = Type.Object({ id: Type.String(), name: Type.String(), kind: Type.Literal('switch'), on: Type.Boolean(), online: Type.Boolean() });
+
+export function pluginBridgeOperations(bridge: PluginBridge | undefined) {
+  const manager = () => {
+    if (!bridge) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
+    return bridge;
+  };
+  return {
+    bootstrap: defineOperation({
+      name: 'accessory_hub.plugin.bootstrap',
+      summary: 'For the plugin bridge: the hub devices to expose as HomeKit accessories (those that turn on and off).',
+      access: PLUGIN_BRIDGE,
+      input: Type.Object({}),
+      output: Type.Object({ devices: Type.Array(BridgedDeviceSchema) }),
+      async handler() {
+        return { devices: manager().devices() };
+      },
+    }),
+    command: defineOperation({
+      name: 'accessory_hub.plugin.command',
+      summary: 'For the plugin bridge: a HomeKit write to a hub device (`on` true or false: turn_on or turn_off, answered by its driver).',
+      access: PLUGIN_BRIDGE,
+      input: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }), on: Type.Boolean() }),
+      output: Type.Object({ ok: Type.Literal(true), result: Type.Optional(Type.Unknown()) }),
+      async handler({ id, on }) {
+        const result = await manager().command(id, on);
+        return { ok: true as const, ...(result === undefined ? {} : { result }) };
+      },
+    }),
+    syncExternal: defineOperation({
+      name: 'accessory_hub.plugin.external_sync',
+      summary: "For the plugin bridge: the other plugins' accessories on the bridge (replaces the last report).",
+      access: PLUGIN_BRIDGE,
+      input: Type.Object({
+        accessories: Type.Array(Type.Object({ uuid: Type.String({ maxLength: 200 }), displayName: Type.String({ maxLength: 200 }), plugin: Type.Optional(Type.String({ maxLength: 214 })), services: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })) }), { maxItems: 2000 }),
+      }),
+      output: Type.Object({ accessories: Type.Integer() }),
+      async handler({ accessories }) {
+        return manager().syncExternal(accessories);
+      },
+    }),
+    importCommands: defineOperation({
+      name: 'accessory_hub.plugin.import_commands',
+      summary: 'For the plugin bridge: the import and remove commands the hub queued, oldest first; each comes back until it is acknowledged.',
+      access: PLUGIN_BRIDGE,
+      input: Type.Object({}),
+      output: Type.Object({ commands: Type.Array(Type.Object({ id: Type.String(), action: Type.Union([Type.Literal('import'), Type.Literal('remove')]), accessoryId: Type.String(), createdAt: Type.Integer() })) }),
+      async handler() {
+        return { commands: manager().pending().map(({ id, action, accessoryId, createdAt }) => ({ id, action, accessoryId, createdAt })) };
+      },
+    }),
+    ack: defineOperation({
+      name: 'accessory_hub.plugin.import_commands.ack',
+      summary: 'For the plugin bridge: acknowledge an import command (it is not delivered again).',
+      access: PLUGIN_BRIDGE,
+      input: Type.Object({ commandId: Type.String({ minLength: 1, maxLength: 100 }) }),
+      output: Type.Object({ id: Type.String(), acknowledged: Type.Literal(true) }),
+      async handler({ commandId }) {
+        return manager().ack(commandId);
+      },
+    }),
+    stream: defineOperation({
+      name: 'accessory_hub.plugin.stream',
+      summary: 'Opens the plugin bridge state stream (the SSE route calls this first): the devices it follows.',
+      access: PLUGIN_BRIDGE,
+      input: Type.Object({}),
+      output: Type.Object({ devices: Type.Array(BridgedDeviceSchema) }),
+      async handler() {
+        return { devices: manager().devices() };
+      },
+    }),
+    external: defineOperation({
+      name: 'accessory_hub.external_accessories',
+      summary: "The other plugins' accessories on the bridge, as the plugin bridge last reported them.",
+      access: OS_ADMIN,
+      input: Type.Object({}),
+      output: Type.Object({ accessories: Type.Array(Type.Object({ uuid: Type.String(), displayName: Type.String(), plugin: Type.Optional(Type.String()), services: Type.Optional(Type.Array(Type.String())) })) }),
+      async handler() {
+        return { accessories: manager().externalAccessories() };
       },
     }),
   };

@@ -7,7 +7,7 @@ import { OneAtATime } from '../../platform/one-at-a-time.js';
 import { runInstaller } from '../drivers/local/dependencies.js';
 import type { DomainEventBus } from '../events.js';
 import { accessoryHubErrors } from './errors.js';
-import type { HomebridgeSupervisor } from './homebridge.js';
+import { BRIDGE_PLUGIN, type HomebridgeSupervisor } from './homebridge.js';
 import type { PackageMetadata, PluginRegistry, RegistryHit } from './ports.js';
 
 /** npm's package name rules, and Homebridge's: `homebridge-…` or `@scope/homebridge-…`. */
@@ -98,6 +98,7 @@ export class PluginManager {
 
   async get(name: string): Promise<PluginView> {
     checkPluginName(name);
+    if (name === BRIDGE_PLUGIN) throw accessoryHubErrors.PLUGIN_NOT_FOUND({ name });
     const view = await this.view(name);
     if (!view.installed && !view.catalogued) throw accessoryHubErrors.PLUGIN_NOT_FOUND({ name });
     return view;
@@ -119,6 +120,7 @@ export class PluginManager {
   /** `npm install <name>@<version>` into the plugin folder; on failure package.json and the lock are put back as they were. */
   install(name: string, version: string | undefined): Promise<PluginView> {
     checkPluginName(name);
+    if (name === BRIDGE_PLUGIN) throw accessoryHubErrors.INVALID_PLUGIN_NAME({ name, problem: "it is the hub's own plugin, installed by the hub" });
     if (version !== undefined && !VERSION_SPEC.test(version)) throw accessoryHubErrors.INVALID_PLUGIN_NAME({ name: `${name}@${version}`, problem: 'the version is not a version or range' });
     return this.exclusive.run(async () => {
       const meta = await this.registryCall(() => this.deps.registry.metadata(this.deps.registryUrl, name));
@@ -219,7 +221,7 @@ export class PluginManager {
       if (entry.startsWith('@')) for (const inner of await fs.readdir(path.join(modules, entry)).catch(() => [] as string[])) found.push(`${entry}/${inner}`);
       else found.push(entry);
     }
-    return [...new Set([...fromManifest, ...found])].filter((n) => PLUGIN_NAME.test(n));
+    return [...new Set([...fromManifest, ...found])].filter((n) => PLUGIN_NAME.test(n) && n !== BRIDGE_PLUGIN);
   }
 
   private async readPackage(name: string): Promise<{ version?: string; description?: string } | undefined> {

@@ -1,5 +1,14 @@
+import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { osRoutes, type OsApiOptions } from './options.js';
+import { isOn } from '../../../domain/accessory-hub/plugin-bridge.js';
+import { SseStream } from '../../sse/sse.js';
+import { callerOf, requestCredential, streamCredential } from '../credentials.js';
+import { ErrorBody } from '../errors.js';
+import { operationIdFor, osRoutes, type OsApiOptions } from './options.js';
+
+/** The plugin bridge's token (scope `plugin-bridge`), as a bearer; its stream takes it too. */
+const pluginCredential = requestCredential({ admits: ['plugin-bridge'] });
+const pluginStreamCredential = streamCredential({ admits: ['plugin-bridge'] });
 
 /** The accessory hub (docs/accessory-hub.md): the managed Homebridge, its plugins and accessories. */
 export const accessoryHubRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
@@ -26,4 +35,43 @@ export const accessoryHubRoutes: FastifyPluginAsync<OsApiOptions> = async (app, 
   route('POST', '/accessory-hub/plugins/:pluginId/disable', ops.disable);
   // The body is the plugin's configuration as a whole (validated against its own schema).
   route('POST', '/accessory-hub/plugins/:pluginId/config', ops.configure);
+  route('GET', '/accessory-hub/external-accessories', ops.external);
+
+  const plugin = osRoutes(app, hub, base, ['accessory-hub-plugin']);
+  const asPlugin = { credential: pluginCredential };
+  plugin('GET', '/accessory-hub/plugin/bootstrap', ops.bootstrap, asPlugin);
+  plugin('POST', '/accessory-hub/plugin/devices/:id/command', ops.command, asPlugin);
+  plugin('POST', '/accessory-hub/plugin/external-accessories/sync', ops.syncExternal, asPlugin);
+  plugin('GET', '/accessory-hub/plugin/import-commands', ops.importCommands, asPlugin);
+  plugin('POST', '/accessory-hub/plugin/import-commands/:commandId/ack', ops.ack, asPlugin);
+  app.get(
+    '/accessory-hub/plugin/state/stream',
+    {
+      config: { access: 'stream' },
+      schema: {
+        tags: ['accessory-hub-plugin'],
+        operationId: operationIdFor(base, 'accessory_hub.plugin.state_stream'),
+        summary: 'For the plugin bridge: server-sent events `ready` (the devices), then `state` ({deviceId, on, online}) when a bridged device changes.',
+        description: 'The plugin-bridge token as a bearer header (or `?accessToken=`).',
+        security: [],
+        querystring: Type.Object({ accessToken: Type.Optional(Type.String()) }),
+        produces: ['text/event-stream'],
+        response: { 200: Type.String({ description: 'text/event-stream' }), '4xx': ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const { devices } = (await hub.operations.invoke(ops.stream.name, {}, callerOf(request, pluginStreamCredential))) as { devices: Array<{ id: string }> };
+      const stream = new SseStream(reply, { heartbeatMs: hub.config.ssePingIntervalMs, maxBufferedBytes: hub.config.sseMaxBufferBytes, timers: hub.timers });
+      const owner = {};
+      stream.onClose(() => hub.events.removeOwner(owner));
+      stream.send('ready', { devices });
+      const follows = new Set(devices.map((d) => d.id));
+      const send = (deviceId: string) => {
+        const state = hub.devices.stateSnapshot().devices[deviceId];
+        if (state) stream.send('state', { deviceId, on: isOn(state.state), online: state.online });
+      };
+      hub.events.on(owner, 'device.state_changed', (e) => follows.has(e.deviceId) && send(e.deviceId));
+      hub.events.on(owner, 'device.online_changed', (e) => follows.has(e.deviceId) && send(e.deviceId));
+    },
+  );
 };
