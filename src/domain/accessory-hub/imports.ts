@@ -72,7 +72,11 @@ export class AccessoryImports implements BuiltInDriver {
   private context: BuiltInDriverContext | undefined;
   private timer: TimerHandle | undefined;
   private last = new Map<string, Record<string, unknown>>();
+  private reading: Promise<void> | undefined;
+  private readAgain = false;
   private known: HapAccessory[] = [];
+  private subscription: { close(): void } | undefined;
+  private resubscribeTimer: TimerHandle | undefined;
 
   constructor(
     private readonly store: DocumentCollection<ImportedAccessory>,
@@ -95,15 +99,61 @@ export class AccessoryImports implements BuiltInDriver {
   disconnect(): void {
     this.context = undefined;
     if (this.timer) this.timers.clearTimeout(this.timer);
+    if (this.resubscribeTimer) this.timers.clearTimeout(this.resubscribeTimer);
     this.timer = undefined;
+    this.resubscribeTimer = undefined;
+    this.subscription?.close();
+    this.subscription = undefined;
   }
 
-  /** Accessories Homebridge serves that could be imported (the bridge's own is not one), read again over HAP. */
+  /**
+   * HAP events for every imported characteristic, on one connection: a change made in Homebridge
+   * (Apple Home, the plugin itself) reaches the state authority as it happens. When the
+   * connection ends (Homebridge restarted) it is made again; the poll stays as the safety net.
+   */
+  private subscribing = 0;
+
+  private async resubscribe(): Promise<void> {
+    const attempt = ++this.subscribing;
+    this.subscription?.close();
+    this.subscription = undefined;
+    const imported = this.store.list();
+    if (!this.context || imported.length === 0) return;
+    const { port, pin } = await this.homebridge.settings();
+    const byId = new Map<string, { deviceId: string; characteristic: ImportedCharacteristic }>();
+    for (const i of imported) for (const c of i.characteristics) byId.set(`${i.aid}.${c.iid}`, { deviceId: i.id, characteristic: c });
+    const ids = [...byId.keys()].map((k) => ({ aid: Number(k.split('.')[0]), iid: Number(k.split('.')[1]) }));
+    // Filled once subscribed: the end of a connection that never subscribed is no one's concern.
+    const held: { subscription?: { close(): void } } = {};
+    held.subscription = await this.hap.subscribe(
+      port,
+      pin,
+      ids,
+      (changes) => {
+        // HAP batches events and their order within a batch is not the order of the changes: an
+        // event says what changed, and the values are read again, as they are now.
+        if (changes.some((c) => byId.has(`${c.aid}.${c.iid}`))) void this.poll();
+      },
+      () => {
+        if (!held.subscription || this.subscription !== held.subscription || !this.context) return;
+        this.subscription = undefined;
+        this.resubscribeTimer = this.timers.setTimeout(() => {
+          this.resubscribeTimer = undefined;
+          void this.resubscribe().catch(() => undefined);
+        }, 1000);
+      },
+    );
+    // A later attempt (an import while this one connected) supersedes this one.
+    if (attempt !== this.subscribing || !this.context) return held.subscription.close();
+    this.subscription = held.subscription;
+  }
+
+  /** Accessories Homebridge serves that could be imported and are not yet (the bridge's own is not one), read again over HAP. */
   async importable(refresh: boolean): Promise<ImportableAccessory[]> {
     if (refresh || this.known.length === 0) this.known = await this.homebridge.accessories();
     return this.known
       .map((a) => ({ a, chars: characteristicsOf(a) }))
-      .filter(({ chars }) => chars.length > 0)
+      .filter(({ a, chars }) => chars.length > 0 && this.store.find(`hb-${a.aid}`) === undefined)
       .map(({ a, chars }) => ({
         accessoryId: `hb-${a.aid}`,
         aid: a.aid,
@@ -133,6 +183,8 @@ export class AccessoryImports implements BuiltInDriver {
     const state: Record<string, unknown> = {};
     for (const c of chars) if (c.value !== undefined) state[c.key] = valueOf(c, c.value);
     this.discover(item, state);
+    // From the answer on, its changes in Homebridge arrive as events.
+    await this.resubscribe().catch(() => undefined);
     return item;
   }
 
@@ -141,6 +193,7 @@ export class AccessoryImports implements BuiltInDriver {
     const removed = await this.store.remove(accessoryId);
     this.last.delete(accessoryId);
     this.context?.emit({ type: 'DEVICE_REMOVED', deviceId: accessoryId });
+    void this.resubscribe().catch(() => undefined);
     return removed;
   }
 
@@ -184,8 +237,23 @@ export class AccessoryImports implements BuiltInDriver {
     }, delay);
   }
 
-  /** Reads the imported accessories' characteristics over HAP and reports what changed. */
-  private async poll(): Promise<void> {
+  /** Reads the imported accessories' characteristics over HAP and reports what changed; one read at a time, and one more if asked meanwhile. */
+  private poll(): Promise<void> {
+    if (this.reading) {
+      this.readAgain = true;
+      return this.reading;
+    }
+    this.reading = this.read().finally(() => {
+      this.reading = undefined;
+      if (this.readAgain) {
+        this.readAgain = false;
+        void this.poll();
+      }
+    });
+    return this.reading;
+  }
+
+  private async read(): Promise<void> {
     const imported = this.store.list();
     if (imported.length === 0 || !this.context) return;
     let accessories: HapAccessory[];
@@ -196,6 +264,7 @@ export class AccessoryImports implements BuiltInDriver {
       return;
     }
     this.known = accessories;
+    if (!this.subscription && !this.resubscribeTimer) void this.resubscribe().catch(() => undefined);
     for (const i of imported) {
       const accessory = accessories.find((a) => a.aid === i.aid);
       if (!accessory) {

@@ -254,7 +254,7 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
   return {
     importable: defineOperation({
       name: 'accessory_hub.import.list',
-      summary: "Homebridge's accessories that can become hub devices (with the characteristics each would bring), and whether they are imported.",
+      summary: "Homebridge's accessories that can become hub devices and are not yet, with the characteristics each would bring.",
       access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ accessories: Type.Array(Importable) }),
@@ -264,7 +264,7 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
     }),
     resyncImportable: defineOperation({
       name: 'accessory_hub.import.resync',
-      summary: "Read Homebridge's accessories again over HAP and answer the importable ones.",
+      summary: "Read Homebridge's accessories again over HAP and answer those not yet imported.",
       access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ accessories: Type.Array(Importable) }),

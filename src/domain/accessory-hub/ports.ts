@@ -20,6 +20,14 @@ export interface HapAccessory {
 export interface HapClient {
   accessories(port: number, pin: string): Promise<HapAccessory[]>;
   write(port: number, pin: string, writes: Array<{ aid: number; iid: number; value: unknown }>): Promise<void>;
+  /** Asks for events of these characteristics; resolves once HAP accepted; `onClose` says the subscription ended (subscribe again). */
+  subscribe(
+    port: number,
+    pin: string,
+    ids: Array<{ aid: number; iid: number }>,
+    onEvent: (changes: Array<{ aid: number; iid: number; value: unknown }>) => void,
+    onClose: () => void,
+  ): Promise<{ close(): void }>;
 }
 
 /** A package as the registry's search finds it. */
