@@ -34,8 +34,8 @@ export interface Config {
   accessoryHubPollMs: number;
   /** The npm registry plugins are searched and installed from. */
   accessoryHubRegistry: string;
-  /** Interfaces Homebridge's servers bind to; unset, all. */
-  accessoryHubBind?: string[];
+  /** Interfaces Homebridge's servers bind to (`all` for every one). */
+  accessoryHubBind: string[];
   /** How often a healthy bridge link checks its peer hub. */
   bridgePollIntervalMs: number;
   /** Longest wait between retries of a lost bridge link. */
@@ -195,7 +195,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     accessoryHubPort: integer(env, 'ACCESSORY_HUB_PORT', 51826, 1024, 65535),
     accessoryHubPollMs: integer(env, 'ACCESSORY_HUB_POLL_MS', 2000, 100, 600_000),
     accessoryHubRegistry: env.ACCESSORY_HUB_REGISTRY ? url(env, 'ACCESSORY_HUB_REGISTRY') : npmRegistry(env),
-    ...(env.ACCESSORY_HUB_BIND ? { accessoryHubBind: env.ACCESSORY_HUB_BIND.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+    // Loopback unless told: insecure mode answers anyone who has the setup code, so the LAN gets it only by choice.
+    accessoryHubBind: text(env, 'ACCESSORY_HUB_BIND', '127.0.0.1').split(',').map((s) => s.trim()).filter(Boolean),
     bridgePollIntervalMs: integer(env, 'BRIDGE_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),
     bridgeMaxBackoffMs: integer(env, 'BRIDGE_MAX_BACKOFF_MS', 60_000, 100, 3_600_000),
     bridgeRequestTimeoutMs: integer(env, 'BRIDGE_REQUEST_TIMEOUT_MS', 5000, 100, 120_000),

@@ -358,7 +358,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
               return port ? `http://127.0.0.1:${port}` : undefined;
             },
           },
-          ...(config.accessoryHubBind ? { bind: config.accessoryHubBind } : {}),
+          ...(config.accessoryHubBind.includes('all') ? {} : { bind: config.accessoryHubBind }),
         }
       : { off: true },
   );
