@@ -73,6 +73,8 @@ const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').re
  * is touched, then applied by restarting the service into them. A bad archive changes nothing.
  */
 export class BackupService {
+  /** Checksums by file, with the size and time they were taken at: a listing reads an archive once, not at every look. */
+  private readonly checksums = new Map<string, { bytes: number; mtimeMs: number; sha256: string }>();
   /** One at a time: two of them must not interleave their renames. */
   private readonly exclusive = new OneAtATime(() => backupErrors.BACKUP_BUSY());
   private readonly dir: string;
@@ -132,6 +134,7 @@ export class BackupService {
   async remove(name: string): Promise<BackupInfo> {
     const info = await this.get(name);
     await fs.rm(info.file, { force: true });
+    this.checksums.delete(info.file);
     return info;
   }
 
@@ -204,14 +207,19 @@ export class BackupService {
   private async describe(name: string): Promise<BackupInfo> {
     const file = this.fileOf(name);
     const stat = await fs.stat(file);
-    const hash = createHash('sha256');
-    const handle = await fs.open(file);
-    try {
-      for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
-    } finally {
-      await handle.close().catch(() => undefined);
+    let known = this.checksums.get(file);
+    if (!known || known.bytes !== stat.size || known.mtimeMs !== stat.mtimeMs) {
+      const hash = createHash('sha256');
+      const handle = await fs.open(file);
+      try {
+        for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
+      } finally {
+        await handle.close().catch(() => undefined);
+      }
+      known = { bytes: stat.size, mtimeMs: stat.mtimeMs, sha256: hash.digest('hex') };
+      this.checksums.set(file, known);
     }
-    return { name, bytes: stat.size, createdAt: Math.round(stat.mtimeMs), sha256: hash.digest('hex'), file };
+    return { name, bytes: stat.size, createdAt: Math.round(stat.mtimeMs), sha256: known.sha256, file };
   }
 }
 
