@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { accessoryHubErrors } from '../src/domain/accessory-hub/errors.js';
+import { aiErrors } from '../src/domain/ai/errors.js';
 import { authErrors } from '../src/domain/auth/errors.js';
 import { backupErrors } from '../src/domain/backups/errors.js';
 import { debugErrors } from '../src/domain/debug/operations.js';
@@ -74,6 +75,7 @@ export const ERROR_CATALOGUES: CatalogueEntry[] = [
   { title: 'fleet', source: 'src/domain/fleet/errors.ts', catalogue: fleetErrors, reaches: { http: true, hub: false }, about: 'Fleet devices, release statuses and the bridge between hubs (docs/fleet.md).' },
   { title: 'releases', source: 'src/domain/releases/errors.ts', catalogue: releaseErrors, reaches: { http: true, hub: false }, about: 'Integration releases (docs/fleet.md).' },
   { title: 'accessory hub', source: 'src/domain/accessory-hub/errors.ts', catalogue: accessoryHubErrors, reaches: { http: true, hub: false }, about: 'The managed Homebridge (docs/accessory-hub.md).' },
+  { title: 'ai', source: 'src/domain/ai/errors.ts', catalogue: aiErrors, reaches: { http: true, hub: false }, about: 'The assistant (docs/ai.md).' },
   { title: 'backups', source: 'src/domain/backups/errors.ts', catalogue: backupErrors, reaches: { http: true, hub: false }, about: 'Backups and restores of the hub (docs/admin.md); no hub protocol command reaches them.' },
   {
     title: 'remotes',

@@ -18,6 +18,7 @@ import type { Config } from './config.js';
 import { AccessGrants } from './domain/access/access-grants.js';
 import { accessModule } from './domain/access/module.js';
 import { accessoryHubModule } from './domain/accessory-hub/module.js';
+import { aiModule } from './domain/ai/module.js';
 import { auditModule } from './domain/audit/module.js';
 import { backupsModule } from './domain/backups/module.js';
 import { authModule } from './domain/auth/module.js';
@@ -362,11 +363,12 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
         }
       : { off: true },
   );
+  const ai = aiModule({ graphLoaded: () => readiness.waitingFor.length === 0 || !readiness.waitingFor.includes('graph'), events, clock, registry: operations });
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -396,6 +398,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...fleet.operations,
     ...releases.operations,
     ...accessoryHub.operations,
+    ...ai.operations,
   };
 
   return {

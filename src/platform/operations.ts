@@ -37,6 +37,8 @@ export type Access = 'public' | { readonly scopes: readonly Scope[]; readonly ro
 
 export interface OperationContext {
   principal?: Principal;
+  /** The credential the caller presented: an operation that acts for its caller (the assistant) calls others with it, under the same rules. */
+  credential?: Credential;
   /** Client network address, for rate limiting and audit. */
   clientAddress: string;
   requestId: string;
@@ -188,7 +190,7 @@ export class OperationRegistry {
     let value: unknown;
     try {
       value = this.validators.validate(op, input);
-      const result = await op.handler(value as never, { principal, clientAddress: caller.clientAddress, requestId: caller.requestId });
+      const result = await op.handler(value as never, { principal, ...(caller.credential ? { credential: caller.credential } : {}), clientAddress: caller.clientAddress, requestId: caller.requestId });
       if (observed) this.notify({ operation: op.name, principal, caller, input: value, ...(target ? { target } : {}), ok: true });
       return result;
     } catch (err) {

@@ -32,6 +32,7 @@ export const HTTP_STATUS_BY_CODE: ReadonlyMap<string, number> = new Map([
   // Domain failures HTTP has a precise status for.
   ['DRIVER_PACKAGE_TOO_LARGE', 413],
   ['BACKUP_TOO_LARGE', 413],
+  ['PROMPT_TOO_LONG', 413],
   [httpErrors.URI_TOO_LONG.code, 414],
   [httpErrors.UNSUPPORTED_MEDIA_TYPE.code, 415],
   [httpErrors.HEADERS_TOO_LARGE.code, 431],

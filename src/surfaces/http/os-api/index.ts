@@ -3,6 +3,7 @@ import { contractErrorBody, notFoundHandler } from '../error-handler.js';
 import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
 import { accessoryHubRoutes } from './accessory-hub.js';
+import { aiRoutes } from './ai.js';
 import { fleetRoutes } from './fleet.js';
 import { homeRoutes } from './home.js';
 import { releaseRoutes } from './releases.js';
@@ -34,5 +35,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(fleetRoutes, options);
   await app.register(releaseRoutes, options);
   await app.register(accessoryHubRoutes, options);
+  await app.register(aiRoutes, options);
   await app.register(stateStreamRoute, options);
 };
