@@ -36,6 +36,11 @@ export interface Config {
   accessoryHubRegistry: string;
   /** Interfaces Homebridge's servers bind to (`all` for every one). */
   accessoryHubBind: string[];
+  /** The assistant's backend: the local intent engine, or an Ollama-compatible server. */
+  aiBackend: 'intents' | 'ollama';
+  aiOllamaUrl: string;
+  aiModel: string;
+  aiRecommendedModels: string[];
   /** How often a healthy bridge link checks its peer hub. */
   bridgePollIntervalMs: number;
   /** Longest wait between retries of a lost bridge link. */
@@ -197,6 +202,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     accessoryHubRegistry: env.ACCESSORY_HUB_REGISTRY ? url(env, 'ACCESSORY_HUB_REGISTRY') : npmRegistry(env),
     // Loopback unless told: insecure mode answers anyone who has the setup code, so the LAN gets it only by choice.
     accessoryHubBind: text(env, 'ACCESSORY_HUB_BIND', '127.0.0.1').split(',').map((s) => s.trim()).filter(Boolean),
+    aiBackend: oneOf(env, 'AI_BACKEND', ['intents', 'ollama'], 'intents'),
+    aiOllamaUrl: (env.AI_OLLAMA_URL ? url(env, 'AI_OLLAMA_URL') : 'http://127.0.0.1:11434/').replace(/\/+$/, ''),
+    aiModel: text(env, 'AI_MODEL', 'llama3.2:3b'),
+    aiRecommendedModels: text(env, 'AI_RECOMMENDED_MODELS', 'llama3.2:3b,qwen2.5:3b').split(',').map((s) => s.trim()).filter(Boolean),
     bridgePollIntervalMs: integer(env, 'BRIDGE_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),
     bridgeMaxBackoffMs: integer(env, 'BRIDGE_MAX_BACKOFF_MS', 60_000, 100, 3_600_000),
     bridgeRequestTimeoutMs: integer(env, 'BRIDGE_REQUEST_TIMEOUT_MS', 5000, 100, 120_000),

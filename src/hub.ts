@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { archives } from './adapters/archives/archive-reader.js';
 import { HttpBridgePeer } from './adapters/bridge/http-peer.js';
+import { OllamaBackend } from './adapters/ollama/ollama-backend.js';
 import { HttpHapClient } from './adapters/hap/hap-client.js';
 import { findHomebridge } from './adapters/hap/homebridge-install.js';
 import { HttpPluginRegistry } from './adapters/hap/npm-registry.js';
@@ -363,7 +364,9 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
         }
       : { off: true },
   );
-  const ai = aiModule({ graphLoaded: () => readiness.waitingFor.length === 0 || !readiness.waitingFor.includes('graph'), events, clock, registry: operations });
+  const ai = aiModule({
+    ...(config.aiBackend === 'ollama' ? { backend: new OllamaBackend(config.aiOllamaUrl, config.aiModel, config.aiRecommendedModels) } : {}),
+    graphLoaded: () => readiness.waitingFor.length === 0 || !readiness.waitingFor.includes('graph'), events, clock, registry: operations });
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 

@@ -35,6 +35,7 @@ export class AiService {
   private running = false;
   private readonly conversations = new Map<string, Conversation>();
   private readonly inflight = new Set<AbortController>();
+  private pulling: { model: string; state: string; completedBytes: number; totalBytes: number; controller: AbortController } | undefined;
 
   constructor(
     private readonly backend: AiBackend,
@@ -43,7 +44,53 @@ export class AiService {
   ) {}
 
   status() {
-    return { installed: this.backend.installed(), running: this.running, modelReady: this.running && this.backend.modelReady(), backend: this.backend.name, model: this.backend.model };
+    const p = this.pulling;
+    return {
+      installed: this.backend.installed(),
+      running: this.running,
+      modelReady: this.running && this.backend.modelReady(),
+      backend: this.backend.name,
+      model: this.backend.model,
+      ...(p ? { progress: { state: p.state, completedBytes: p.completedBytes, totalBytes: p.totalBytes, percent: p.totalBytes > 0 ? Math.round((p.completedBytes / p.totalBytes) * 1000) / 10 : 0 } } : {}),
+    };
+  }
+
+  /** Starts a model download in the background (409 while one runs); its progress goes out as `progress` events and in the status. */
+  install(model: string): { model: string; state: string } {
+    if (this.pulling) throw aiErrors.AI_INSTALL_RUNNING({ model: this.pulling.model });
+    const pull = this.backend.pull?.bind(this.backend);
+    if (!pull) return { model, state: 'installed' };
+    const controller = new AbortController();
+    const progress = { model, state: 'pulling', completedBytes: 0, totalBytes: 0, controller };
+    this.pulling = progress;
+    const emit = (type: string, data: unknown) => this.events.emit('ai.event', { type, requestId: null, userId: null, data, at: this.clock.now() });
+    void pull(
+      model,
+      (p) => {
+        Object.assign(progress, p);
+        emit('progress', { model, ...this.status().progress });
+      },
+      controller.signal,
+    ).then(
+      () => {
+        this.pulling = undefined;
+        emit('progress', { model, state: 'success', completedBytes: progress.totalBytes, totalBytes: progress.totalBytes, percent: 100 });
+        this.emitStatus();
+      },
+      (err: unknown) => {
+        this.pulling = undefined;
+        emit('error', { model, code: 'AI_PULL_FAILED', message: err instanceof Error ? err.message : String(err) });
+        this.emitStatus();
+      },
+    );
+    return { model, state: 'pulling' };
+  }
+
+  async uninstall() {
+    if (!this.backend.remove) throw aiErrors.AI_OPERATION_UNSUPPORTED({ backend: this.backend.name, what: 'remove its model (it is built in)' });
+    await this.backend.remove();
+    this.emitStatus();
+    return this.status();
   }
 
   async start() {
@@ -56,6 +103,7 @@ export class AiService {
   async stop() {
     this.running = false;
     for (const controller of this.inflight) controller.abort();
+    this.pulling?.controller.abort();
     await this.backend.stop();
     this.emitStatus();
     return this.status();
@@ -110,8 +158,10 @@ export class AiService {
       emit('answer', { conversationId: conversation.id, answer, actions });
       return { requestId, conversationId: conversation.id, answer, actions };
     } catch (err) {
-      emit('error', { code: err instanceof DomainError ? err.code : 'AI_FAILED', message: err instanceof Error ? err.message : String(err) });
-      throw err;
+      // A backend's own failure (its server went away mid-answer) is an upstream failure, not a bug here.
+      const failure = err instanceof DomainError ? err : aiErrors.AI_BACKEND_FAILED({ backend: this.backend.name, reason: err instanceof Error ? err.message : String(err) });
+      emit('error', { code: failure.code, message: failure.message });
+      throw failure;
     } finally {
       this.inflight.delete(controller);
     }

@@ -6,5 +6,6 @@ export const aiErrors = defineErrors({
   AI_MODEL_UNKNOWN: ['not_found', 'The {backend} backend has no model {model}.'],
   AI_INSTALL_RUNNING: ['conflict', 'A model download is already running ({model}).'],
   AI_NOTHING_INSTALLED: ['conflict', 'No model is installed.'],
+  AI_BACKEND_FAILED: ['upstream_failed', 'The {backend} backend failed: {reason}'],
   AI_OPERATION_UNSUPPORTED: ['unprocessable', 'The {backend} backend does not {what}.'],
 });

@@ -16,7 +16,8 @@ export function aiModule(deps: { backend?: AiBackend; graphLoaded: () => boolean
     ai,
     operations: { ai: aiOperations(ai, deps.registry) },
     async start() {
-      await ai.start();
+      // A model server may be slow to load or away: the hub does not wait for it (the status tells).
+      void ai.start().catch(() => undefined);
     },
     async stop() {
       await ai.stop();

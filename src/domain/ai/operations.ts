@@ -62,14 +62,14 @@ export function aiOperations(ai: AiService, registry: OperationRegistry) {
     install: defineOperation({
       name: 'ai.install',
       summary: 'Install a model: a download that reports its progress on /ai/events (202 at once; 409 while another runs).',
-      description: 'The intent engine is built in: its one model `intents` is installed already (202, progress complete); other names are 404.',
+      description: 'Models the backend does not list are 404. The intent engine is built in: its one model `intents` is installed already.',
       access: OS_ADMIN,
       input: Type.Object({ model: Type.String({ minLength: 1, maxLength: 200 }) }),
       output: Type.Object({ model: Type.String(), state: Type.String() }),
       async handler({ model }) {
         const known = (await ai.models()).find((m) => m.name === model);
         if (!known) throw aiErrors.AI_MODEL_UNKNOWN({ backend: ai.status().backend, model });
-        return { model, state: known.installed ? 'installed' : 'pulling' };
+        return ai.install(model);
       },
     }),
     uninstall: defineOperation({
@@ -79,7 +79,7 @@ export function aiOperations(ai: AiService, registry: OperationRegistry) {
       input: Type.Object({}),
       output: Status,
       async handler() {
-        throw aiErrors.AI_OPERATION_UNSUPPORTED({ backend: ai.status().backend, what: 'remove its model (it is built in)' });
+        return ai.uninstall();
       },
     }),
     start: defineOperation({

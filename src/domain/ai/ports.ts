@@ -44,4 +44,8 @@ export interface AiBackend {
   start(): Promise<void>;
   stop(): Promise<void>;
   prompt(request: PromptRequest): Promise<{ answer: string; actions: AiAction[] }>;
+  /** Downloads a model, reporting bytes as they come; absent for a backend with nothing to download. */
+  pull?(model: string, onProgress: (progress: { completedBytes: number; totalBytes: number; state: string }) => void, signal: AbortSignal): Promise<void>;
+  /** Removes the current model. */
+  remove?(): Promise<void>;
 }
