@@ -74,6 +74,22 @@ describe('assistant over the local intent engine', () => {
     expect((await call('POST', '/ai/start', {})).body).toMatchObject({ running: true, modelReady: true });
   });
 
+  it('answers "turn on the kitchen light" and "which lights are on?" from the real graph', async () => {
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'kitchen', name: 'Kitchen Light', category: 'light', commands: ['turn_on', 'turn_off'], state: { on: false } } });
+    driver.send({ type: 'STATE_UPDATE', deviceId: 'lamp', state: { on: false } });
+    await eventually(async () => ((await call('GET', '/devices')).body.devices as unknown[]).length === 2);
+    const on = await server.request('POST', '/v1/os/ai/prompt?sync=true', { token, body: { prompt: 'turn on the kitchen light' } }).then(async (r) => (await r.json()) as Json);
+    expect(on).toMatchObject({ actions: [{ target: 'Kitchen Light', status: 'done' }] });
+    expect(actions.at(-1)).toMatchObject({ command: 'turn_on', deviceId: 'kitchen' });
+    driver.send({ type: 'STATE_UPDATE', deviceId: 'kitchen', state: { on: true } });
+    await eventually(async () => {
+      const answer = (await server.request('POST', '/v1/os/ai/prompt?sync=true', { token, body: { prompt: 'which lights are on?' } }).then((r) => r.json())) as { answer: string };
+      return answer.answer === 'The Kitchen Light is on.';
+    }, 5000, 'the kitchen light named');
+    const off = (await server.request('POST', '/v1/os/ai/prompt?sync=true', { token, body: { prompt: 'which lights are off?' } }).then((r) => r.json())) as { answer: string };
+    expect(off.answer).toBe('The Desk Lamp is off.');
+  });
+
   it("keeps a conversation's context per user", async () => {
     const first = (await server.request('POST', '/v1/os/ai/prompt?sync=true', { token, body: { prompt: 'turn on the desk lamp' } }).then((r) => r.json())) as { conversationId: string };
     const second = (await server.request('POST', '/v1/os/ai/prompt?sync=true', { token, body: { prompt: 'turn off the desk lamp', conversationId: first.conversationId } }).then((r) => r.json())) as { conversationId: string };

@@ -12,6 +12,19 @@ interface ExecuteAnswer {
   results: Array<{ target: { kind: string; id: string; name?: string }; ok: boolean; detail?: unknown; error?: { code: string; message: string } }>;
 }
 
+/** "Which lights are on?", "what devices are off": a question the templates do not cover, answered from the devices' state. */
+const LIST_QUESTION = /^(?:which|what)\s+(lights?|lamps?|devices?)\s+(?:is|are)\s+(on|off)\s*\??$/i;
+
+interface DeviceView {
+  id: string;
+  name: string;
+  category: string;
+  capabilities: string[];
+  online: boolean;
+}
+
+const isLight = (d: DeviceView) => ['light', 'lamp', 'dimmer'].includes(d.category) || d.capabilities.includes('lighting') || /light|lamp/i.test(d.name);
+
 /** Intents that take something away or open something up: they wait for `confirm: true`. */
 const DESTRUCTIVE = /unlock|disarm|delete|remove|open_door|garage_open/i;
 
@@ -53,6 +66,8 @@ export class IntentsBackend implements AiBackend {
   }
 
   async prompt(request: PromptRequest): Promise<{ answer: string; actions: AiAction[] }> {
+    const question = LIST_QUESTION.exec(request.prompt.trim());
+    if (question) return this.listWhich(request, question[1]!.toLowerCase(), question[2]!.toLowerCase() as 'on' | 'off');
     const parsed = (await request.call('intents.parse', { text: request.prompt })) as ParseAnswer;
     if (parsed.matched && parsed.intent && DESTRUCTIVE.test(parsed.intent) && !request.confirm) {
       const action: AiAction = { kind: parsed.intent, ok: false, status: 'needs_confirmation', detail: { targets: parsed.targets } };
@@ -79,5 +94,26 @@ export class IntentsBackend implements AiBackend {
     for (const action of actions) request.onAction(action);
     request.onToken(result.speech);
     return { answer: result.speech, actions };
+  }
+
+  /** Reads the devices the caller sees and their state (its own rights), and names those that are on (or off). */
+  private async listWhich(request: PromptRequest, what: string, wanted: 'on' | 'off'): Promise<{ answer: string; actions: AiAction[] }> {
+    const { devices } = (await request.call('devices.list', {})) as { devices: DeviceView[] };
+    const lights = what.startsWith('light') || what.startsWith('lamp');
+    const matching: string[] = [];
+    for (const d of devices.filter((x) => x.online && (!lights || isLight(x)))) {
+      const detail = (await request.call('devices.get', { id: d.id })) as { state: { state: Record<string, unknown> } };
+      const on = Boolean(detail.state.state.on ?? detail.state.state.power === 'on');
+      if (on === (wanted === 'on')) matching.push(d.name);
+    }
+    const noun = lights ? 'lights' : 'devices';
+    const answer =
+      matching.length === 0
+        ? `No ${noun} are ${wanted}.`
+        : matching.length === 1
+          ? `The ${matching[0]} is ${wanted}.`
+          : `${matching.slice(0, -1).map((n) => `the ${n}`).join(', ')} and the ${matching.at(-1)} are ${wanted}.`.replace(/^t/, 'T');
+    request.onToken(answer);
+    return { answer, actions: [] };
   }
 }
