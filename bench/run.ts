@@ -5,6 +5,7 @@
  * Settings come from BENCH_* variables (see bench/lib/settings.ts and docs/benchmarks.md).
  * Results are printed and written to bench/results/<name>-<timestamp>.json.
  */
+import { aiBenchmark } from './ai.js';
 import { devicesBenchmark } from './devices.js';
 import { httpBenchmark } from './http.js';
 import { mediaBenchmark } from './media.js';
@@ -19,7 +20,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark];
 
 /** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
 function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {

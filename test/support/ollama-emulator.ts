@@ -23,7 +23,8 @@ const STEP = 250;
  * and a chat that first asks for the `device_command` tool on "Desk Lamp" and, once given the
  * tool's result, streams its answer.
  */
-export async function startOllamaEmulator(installed: string[] = []): Promise<OllamaEmulator> {
+export async function startOllamaEmulator(installed: string[] = [], options: { tools?: boolean; answerTokens?: number } = {}): Promise<OllamaEmulator> {
+  const answer = options.answerTokens ? Array.from({ length: options.answerTokens }, (_, i) => `t${i} `) : ['Done', ', the ', 'Desk Lamp', ' is on.'];
   const progress = new Map<string, number>();
   const emulator: OllamaEmulator = { url: '', installed: new Set(installed), loads: [], chats: [], close: async () => undefined };
   const server = http.createServer((req, res) => {
@@ -77,12 +78,12 @@ export async function startOllamaEmulator(installed: string[] = []): Promise<Oll
           line({ message: { role: 'assistant', content: 'Let me' }, done: false });
           return setTimeout(() => res.destroy(), 20);
         }
-        if (last.role === 'user') {
+        if (last.role === 'user' && options.tools !== false) {
           line({ message: { role: 'assistant', content: '', tool_calls: [{ function: { name: 'device_command', arguments: { device: 'Desk Lamp', command: /unlock/.test(last.content) ? 'unlock' : 'turn_on' } } }] }, done: false });
           line({ message: { role: 'assistant', content: '' }, done: true });
           return res.end();
         }
-        for (const token of ['Done', ', the ', 'Desk Lamp', ' is on.']) line({ message: { role: 'assistant', content: token }, done: false });
+        for (const token of answer) line({ message: { role: 'assistant', content: token }, done: false });
         line({ message: { role: 'assistant', content: '' }, done: true });
         return res.end();
       }
