@@ -59,6 +59,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const driverSocket = createDriverSocketSurface(hub);
   const sockets = createSocketSurface(hub, http.app.server, fanout);
   hub.census.register('socket.io', () => sockets.io.engine.clientsCount);
+  // Each namespace's sockets, for the metrics.
+  for (const [name, namespace] of (sockets.io as unknown as { _nsps: Map<string, { sockets: Map<string, unknown> }> })._nsps) {
+    hub.census.register(`socket.io${name}`, () => namespace.sockets.size);
+  }
   hub.census.register('sse', () => SseStream.openCount);
   http.app.server.on('upgrade', (request, socket, head) => {
     if (config.driverWsPort === undefined && driverSocket.handleUpgrade(request, socket, head)) return;

@@ -36,6 +36,8 @@ export interface Config {
   accessoryHubRegistry: string;
   /** Interfaces Homebridge's servers bind to (`all` for every one). */
   accessoryHubBind: string[];
+  /** Who may read GET /metrics: a bearer of scope `metrics` (`token`), or any caller on loopback (`loopback`), or nobody (`off`). */
+  metricsAccess: 'token' | 'loopback' | 'off';
   /** The assistant's backend: the local intent engine, or an Ollama-compatible server. */
   aiBackend: 'intents' | 'ollama';
   aiOllamaUrl: string;
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     accessoryHubRegistry: env.ACCESSORY_HUB_REGISTRY ? url(env, 'ACCESSORY_HUB_REGISTRY') : npmRegistry(env),
     // Loopback unless told: insecure mode answers anyone who has the setup code, so the LAN gets it only by choice.
     accessoryHubBind: text(env, 'ACCESSORY_HUB_BIND', '127.0.0.1').split(',').map((s) => s.trim()).filter(Boolean),
+    metricsAccess: oneOf(env, 'METRICS_ACCESS', ['token', 'loopback', 'off'], 'token'),
     aiBackend: oneOf(env, 'AI_BACKEND', ['intents', 'ollama'], 'intents'),
     aiOllamaUrl: (env.AI_OLLAMA_URL ? url(env, 'AI_OLLAMA_URL') : 'http://127.0.0.1:11434/').replace(/\/+$/, ''),
     aiModel: text(env, 'AI_MODEL', 'llama3.2:3b'),

@@ -26,6 +26,7 @@ import { authModule } from './domain/auth/module.js';
 import { debugModule } from './domain/debug/module.js';
 import { devicesModule } from './domain/devices/module.js';
 import { fleetModule } from './domain/fleet/module.js';
+import { metricsModule } from './domain/metrics/module.js';
 import { releasesModule } from './domain/releases/module.js';
 import { driversModule } from './domain/drivers/module.js';
 import { createDomainEventBus } from './domain/events.js';
@@ -367,11 +368,12 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const ai = aiModule({
     ...(config.aiBackend === 'ollama' ? { backend: new OllamaBackend(config.aiOllamaUrl, config.aiModel, config.aiRecommendedModels) } : {}),
     graphLoaded: () => readiness.waitingFor.length === 0 || !readiness.waitingFor.includes('graph'), events, clock, registry: operations });
+  const metrics = metricsModule(auth.auth);
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai]);
+  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -402,6 +404,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...releases.operations,
     ...accessoryHub.operations,
     ...ai.operations,
+    ...metrics.operations,
   };
 
   return {

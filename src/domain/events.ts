@@ -23,6 +23,7 @@ export interface DomainEvents {
   'device.state_changed': { deviceId: string; state: Record<string, unknown>; changed: Record<string, unknown>; at: number };
   'device.online_changed': { deviceId: string; online: boolean; at: number };
   'device.metrics': { deviceId: string; metrics: Record<string, unknown>; at: number };
+  'device.command_timed_out': { deviceId: string; command: string; timeoutMs: number; at: number };
   'device.command_executed': { deviceId: string; command: string; ok: boolean; durationMs: number; at: number };
   'driver.connected': { driverKey: string; instanceId: string; transport: string; at: number };
   'driver.disconnected': { driverKey: string; instanceId: string; reason: string; at: number };

@@ -155,6 +155,7 @@ export class DriverManager {
     return new Promise((resolve, reject) => {
       const timer = this.timers.setTimeout(() => {
         this.settle(actionId);
+        this.events.emit('device.command_timed_out', { deviceId: device.id, command, timeoutMs, at: this.clock.now() });
         reject(driverErrors.DRIVER_TIMEOUT({ driverKey: device.driverKey, command, timeoutMs }, { details: { deviceId: device.id, command, timeoutMs } }));
       }, timeoutMs);
       this.pending.set(actionId, { link, deviceId: device.id, command, startedAt, resolve, reject, timer });

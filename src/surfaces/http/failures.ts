@@ -20,6 +20,7 @@ export const httpErrors = defineErrors({
   INVALID_CONTENT_LENGTH: ['invalid', 'The Content-Length header does not match the body.'],
   EMPTY_JSON_BODY: ['invalid', 'The body is declared as JSON but is empty.'],
   MALFORMED_JSON: ['invalid', 'The body is not valid JSON.'],
+  METRICS_LOOPBACK_ONLY: ['forbidden', 'Metrics are served to callers on this machine only (METRICS_ACCESS=loopback).'],
   CSRF_TOKEN_INVALID: ['forbidden', 'A request signed in by the session cookie must carry the page\'s CSRF token (header x-csrf-token or form field _csrf).'],
 });
 

@@ -22,6 +22,8 @@ import { createDocumentShaper, type OpenApiDocument } from './openapi-defs.js';
 import { OneLinePerRequest, requestChildLogger } from './request-log.js';
 import { MAX_PARAM_LENGTH, RouteMethods, urlProblem } from './request-guards.js';
 import { webUi } from './web-ui/index.js';
+import fp from 'fastify-plugin';
+import { metricsRoute } from './metrics.js';
 import './types.js';
 
 export interface HttpSurface {
@@ -151,6 +153,8 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   const stateStreams = new StateStreamClients(fanout, hub.log);
   for (const event of CREDENTIALS_CHANGED) hub.events.on(stateStreams, event, () => stateStreams.closeRevoked());
   app.addHook('onClose', async () => hub.events.removeOwner(stateStreams));
+  // Not encapsulated: its request hook counts every route registered after it.
+  await app.register(fp(metricsRoute), { hub });
   for (const base of OS_API_BASES) await app.register(osApi, { prefix: base, hub, base, stateStreams });
   for (const base of APP_API_BASES) await app.register(appApi, { prefix: base, hub, base });
   for (const base of REMOTE_BASES) await app.register(remoteApi, { prefix: base, hub, base });

@@ -65,6 +65,8 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   route('GET', '/system', hub.ops.system.info);
   route('GET', '/logs', hub.ops.system.logs);
   route('GET', '/audit', hub.ops.audit.list);
+  route('POST', '/metrics/token', hub.ops.metrics.issueToken, { successStatus: 201 });
+  route('POST', '/metrics/token/revoke', hub.ops.metrics.revokeToken);
   const backups = hub.ops.backups;
   route('GET', '/backups', backups.list);
   route('POST', '/backups', backups.create, { successStatus: 201 });
