@@ -10,6 +10,9 @@ export interface Config {
   /** Separate port for the driver WebSocket; undefined means the main HTTP server. */
   driverWsPort: number | undefined;
   dataDir: string;
+  /** PostgreSQL's URL when set (DATABASE_URL); SQLite under dataDir otherwise. */
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
   driversDir: string;
   nodeEnv: string;
   isDevelopment: boolean;
@@ -156,6 +159,20 @@ function url(env: Env, name: string): string {
   return parsed.toString();
 }
 
+/** `DATABASE_URL`: a postgres:// (or postgresql://) URL selects PostgreSQL; unset or empty keeps SQLite. */
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_URL?.trim();
+  if (!raw) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL', 'expected a postgres://user:password@host:port/database URL');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') throw new ConfigError('DATABASE_URL', `expected a postgres:// URL (unset keeps SQLite), got a ${parsed.protocol} URL`);
+  return raw;
+}
+
 function text(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   return raw === undefined || raw === '' ? fallback : raw;
@@ -185,6 +202,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     host: text(env, 'HOST', '0.0.0.0'),
     driverWsPort: optionalPort(env, 'DRIVER_WS_PORT'),
     dataDir,
+    databaseUrl: databaseUrl(env),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
     driversDir: path.resolve(cwd, text(env, 'DRIVERS_DIR', path.join(dataDir, 'drivers'))),
     nodeEnv,
     isDevelopment: nodeEnv === 'development',

@@ -49,7 +49,7 @@ import type { Clock, Timers } from './platform/clock.js';
 import { inDependencyOrder, type HubModule } from './platform/module.js';
 import { firstAuthenticator, OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
-import { inspectDatabase, knownMigrations, openStorage } from './storage/database.js';
+import { openStorage } from './storage/factory.js';
 import { storageModule } from './storage/module.js';
 import { KyselyAlertRepository } from './storage/repositories/alerts.js';
 import { KyselyAuditRepository } from './storage/repositories/audit.js';
@@ -81,12 +81,12 @@ export interface HubHost {
 export function createHub(config: Config, clock: Clock, timers: Timers, log: Logger, host: HubHost = {}) {
   const events = createDomainEventBus(log);
   const component = (name: string) => log.child({ component: name });
-  const storage = openStorage(config.dataDir);
+  const storage = openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   const { db } = storage;
   // Empty until the modules are known below; each module is a part /readyz waits for.
   const readiness = new Readiness([]);
 
-  const store = storageModule(storage, config.dataDir, component('storage'));
+  const store = storageModule(storage, component('storage'));
   const auth = authModule({
     users: new KyselyUserRepository(db),
     tokens: new KyselyTokenRepository(db),
@@ -296,7 +296,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     dataDir: config.dataDir,
     driversDir: config.driversDir,
     version: VERSION,
-    database: { backupTo: (file) => storage.backupTo(file), inspect: inspectDatabase, knownMigrations },
+    database: storage.snapshots,
     archives,
     clock,
     timers,

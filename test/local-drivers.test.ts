@@ -20,7 +20,7 @@ import { createDomainEventBus } from '../src/domain/events.js';
 import { StateAuthority } from '../src/domain/state/state-authority.js';
 import { systemClock } from '../src/platform/clock.js';
 import { DomainError } from '../src/platform/errors.js';
-import { openStorage } from '../src/storage/database.js';
+import { openStorage } from '../src/storage/factory.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from '../src/storage/repositories/devices.js';
 import { KyselyDriverSettingsRepository } from '../src/storage/repositories/driver-settings.js';
 
@@ -70,7 +70,7 @@ class RecordingLog {
 
 async function createHub(driversDir: string, extra: Partial<LocalDriverSupervisorDeps> = {}) {
   const dataDir = tempDir('hcs-local-data-');
-  const storage = openStorage(dataDir);
+  const storage = openStorage({ dataDir });
   await storage.migrate();
   const log = new RecordingLog();
   const events = createDomainEventBus(log);

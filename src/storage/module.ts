@@ -8,7 +8,7 @@ export interface StorageModule extends HubModule<Record<string, never>> {
 }
 
 /** The database: migrated first, closed last. */
-export function storageModule(storage: Storage, dataDir: string, log: ModuleLog): StorageModule {
+export function storageModule(storage: Storage, log: ModuleLog): StorageModule {
   let applied: string[] = [];
   return {
     name: 'storage',
@@ -20,7 +20,7 @@ export function storageModule(storage: Storage, dataDir: string, log: ModuleLog)
     },
     async start() {
       applied = await storage.migrate();
-      log.info({ dataDir, migrations: applied.length }, 'storage ready');
+      log.info({ engine: storage.engine, database: storage.location, migrations: applied.length }, 'storage ready');
     },
     async stop() {
       await storage.close();

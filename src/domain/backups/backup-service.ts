@@ -8,9 +8,11 @@ import { backupErrors } from './errors.js';
 
 /** The database's side of a backup (the storage layer implements it). */
 export interface DatabaseSnapshots {
+  /** The copy's file name in an archive, which tells the engine (`database.sqlite`, `database.jsonl`). */
+  readonly fileName: string;
   /** A consistent copy of the live database, taken online (writes go on meanwhile). */
   backupTo(file: string): Promise<void>;
-  /** Opens a database file read-only: its applied migrations and integrity check ("ok" when sound). */
+  /** Reads a copy: its applied migrations and "ok" when sound, else the first problem found. */
   inspect(file: string): Promise<{ migrations: string[]; integrity: string }>;
   /** The migrations this version of the hub knows. */
   knownMigrations(): string[];
@@ -58,9 +60,9 @@ export interface BackupManifest {
 
 const FORMAT = 1;
 const NAME = /^hcs-backup-[0-9]{8}-[0-9]{6}(-[0-9]+)?$/;
-const DATABASE = 'database.sqlite';
 const MANIFEST = 'backup.json';
-const SQLITE_HEADER = Buffer.from('SQLite format 3\0');
+/** Every engine's copy name: an archive of one is recognised (and refused) on a hub of the other. */
+const DATABASE_FILES = ['database.sqlite', 'database.jsonl'];
 /** Where a validated restore waits for the restart that applies it (storage's applyPendingRestore). */
 export const PENDING_RESTORE_DIR = 'restore-pending';
 
@@ -83,6 +85,10 @@ export class BackupService {
     this.dir = path.join(deps.dataDir, 'backups');
   }
 
+  private get databaseFile() {
+    return this.deps.database.fileName;
+  }
+
   create(): Promise<BackupInfo> {
     return this.exclusive.run(async () => {
       await fs.mkdir(this.dir, { recursive: true });
@@ -92,8 +98,8 @@ export class BackupService {
       const work = path.join(this.dir, `.tmp-${randomBytes(4).toString('hex')}`);
       try {
         await fs.mkdir(work, { recursive: true });
-        await this.deps.database.backupTo(path.join(work, DATABASE));
-        const inspected = await this.deps.database.inspect(path.join(work, DATABASE));
+        await this.deps.database.backupTo(path.join(work, this.databaseFile));
+        const inspected = await this.deps.database.inspect(path.join(work, this.databaseFile));
         // The running drivers' folders; staging and kept versions (dot-folders) are not part of the hub's state.
         await fs.cp(this.deps.driversDir, path.join(work, 'drivers'), {
           recursive: true,
@@ -154,6 +160,7 @@ export class BackupService {
         throw backupErrors.BACKUP_INVALID({ problem });
       }
       const manifestFile = files.find((f) => f.path === MANIFEST);
+      const DATABASE = this.databaseFile;
       const database = files.find((f) => f.path === DATABASE);
       if (!manifestFile) throw backupErrors.BACKUP_INVALID({ problem: `it has no ${MANIFEST}; it is not a backup of this hub` });
       let manifest: BackupManifest;
@@ -163,7 +170,9 @@ export class BackupService {
         throw backupErrors.BACKUP_INVALID({ problem: `${MANIFEST} is not valid JSON: ${(err as Error).message}` });
       }
       if (manifest?.format !== FORMAT) throw backupErrors.BACKUP_INVALID({ problem: `${MANIFEST} has format ${String(manifest?.format)}; this hub reads format ${FORMAT}` });
-      if (!database || !database.data.subarray(0, SQLITE_HEADER.length).equals(SQLITE_HEADER)) throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} is missing or not an SQLite database` });
+      const other = files.find((f) => f.path !== DATABASE && DATABASE_FILES.includes(f.path));
+      if (!database && other) throw backupErrors.BACKUP_INVALID({ problem: `it holds ${other.path}, a copy of another database engine than this hub's (it reads ${DATABASE})` });
+      if (!database) throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} is missing` });
       const stray = files.find((f) => f.path !== MANIFEST && f.path !== DATABASE && !f.path.startsWith('drivers/'));
       if (stray) throw backupErrors.BACKUP_INVALID({ problem: `"${stray.path}" does not belong in a backup` });
 
@@ -182,7 +191,7 @@ export class BackupService {
         } catch (err) {
           throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} cannot be opened: ${(err as Error).message}` });
         }
-        if (inspected.integrity !== 'ok') throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} fails SQLite's integrity check: ${inspected.integrity}` });
+        if (inspected.integrity !== 'ok') throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} fails its integrity check: ${inspected.integrity}` });
         const known = new Set(this.deps.database.knownMigrations());
         const unknown = inspected.migrations.filter((m) => !known.has(m));
         if (unknown.length > 0) throw backupErrors.BACKUP_SCHEMA_NEWER({ unknown: unknown.join(', ') }, { details: { unknown } });

@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { numberedKey } from './portable.js';
 
 export const m0001Initial: Migration = {
   async up(db: Kysely<unknown>) {
@@ -32,7 +33,7 @@ export const m0001Initial: Migration = {
 
     await db.schema
       .createTable('audit_log')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', 'integer', numberedKey(db))
       .addColumn('at', 'bigint', (c) => c.notNull())
       .addColumn('actor', 'text')
       .addColumn('action', 'text', (c) => c.notNull())

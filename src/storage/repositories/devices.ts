@@ -39,10 +39,12 @@ export class KyselyStateRepository implements StateRepository {
 
   async saveMany(states: StoredState[]): Promise<void> {
     if (states.length === 0) return;
+    // The last of a device's states wins; PostgreSQL refuses an upsert that names one row twice.
+    const latest = [...new Map(states.map((s) => [s.deviceId, s])).values()];
     // One transaction, multi-row upserts in chunks under SQLite's bound-parameter limit.
     await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < states.length; i += 500) {
-        const rows = states.slice(i, i + 500).map((s) => ({ device_id: s.deviceId, state: JSON.stringify(s.state), updated_at: s.updatedAt }));
+      for (let i = 0; i < latest.length; i += 500) {
+        const rows = latest.slice(i, i + 500).map((s) => ({ device_id: s.deviceId, state: JSON.stringify(s.state), updated_at: s.updatedAt }));
         await trx
           .insertInto('device_state')
           .values(rows)

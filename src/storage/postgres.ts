@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { knownMigrations, runMigrations, takePendingImport, type Storage } from './database.js';
+import { inspectDump, readDumpInto, writeDump } from './logical-dump.js';
+import type { Database } from './schema.js';
+
+const INT8 = 20;
+
+/**
+ * Portable bigints: times and counts are `bigint` columns, which `pg` returns as strings (they may
+ * exceed 2^53); the hub's never do (milliseconds since 1970, row counts), so they come back as
+ * numbers, as SQLite returns them.
+ */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/** The URL with its password masked, for logs and status pages. */
+export function maskedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+/** A pool of connections to the database at `url`, bigints as numbers. */
+export function createPool(url: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000 });
+  // An idle connection the server dropped must not take the process with it; the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/**
+ * PostgreSQL behind Kysely's Postgres dialect, with the same repositories and migrations as
+ * SQLite. Commits are durable by PostgreSQL's own defaults (synchronous_commit on, fsync).
+ * Backups are logical exports in one repeatable-read transaction.
+ */
+export function openPostgresStorage(url: string, dataDir: string, poolSize = 10): Storage {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const pool = createPool(url, poolSize);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
+  return {
+    engine: 'postgres',
+    db,
+    pool,
+    location: maskedUrl(url),
+    async migrate() {
+      const applied = await runMigrations(db);
+      const pending = takePendingImport(dataDir);
+      if (pending) {
+        // The state being replaced is kept beside the restore's other leftovers, as on SQLite.
+        const keptIn = fs.readFileSync(path.join(path.dirname(pending), 'kept-in'), 'utf8').trim();
+        fs.mkdirSync(keptIn, { recursive: true });
+        await db.transaction().setIsolationLevel('repeatable read').execute((trx) => writeDump(trx, 'postgres', path.join(keptIn, 'database.jsonl')));
+        await readDumpInto(db, pending, 'postgres');
+        fs.rmSync(path.dirname(pending), { recursive: true, force: true });
+        // Applied again: the restored rows may come from a hub that had applied fewer.
+        return runMigrations(db);
+      }
+      return applied;
+    },
+    snapshots: {
+      fileName: 'database.jsonl',
+      backupTo: (file) => db.transaction().setIsolationLevel('repeatable read').execute((trx) => writeDump(trx, 'postgres', file)),
+      inspect: inspectDump,
+      knownMigrations,
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { DATABASE_FILE, knownMigrations, runMigrations, type Storage } from './database.js';
+import type { Database } from './schema.js';
+
+/** Kysely's migration table, where the applied migrations are named. */
+const MIGRATION_TABLE = 'kysely_migration';
+
+/** Opens a database file read-only: the migrations applied to it, and SQLite's integrity check ("ok" when sound). */
+export async function inspectSqliteFile(file: string): Promise<{ migrations: string[]; integrity: string }> {
+  const header = Buffer.alloc(16);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, header, 0, 16, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (!header.equals(Buffer.from('SQLite format 3\0'))) return { migrations: [], integrity: 'not an SQLite database' };
+  const sqlite = new SQLite(file, { readonly: true, fileMustExist: true });
+  try {
+    const integrity = (sqlite.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
+    const hasTable = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(MIGRATION_TABLE) !== undefined;
+    const names = hasTable ? (sqlite.prepare(`SELECT name FROM ${MIGRATION_TABLE} ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name) : [];
+    return { migrations: names, integrity };
+  } finally {
+    sqlite.close();
+  }
+}
+
+/**
+ * better-sqlite3 behind Kysely, with prepared statements kept by SQL text: Kysely prepares every
+ * query anew, which costs more than running it for the small queries a hub makes. (SQLite only:
+ * PostgreSQL plans on its server, and `pg` sends each query in one round trip.)
+ */
+function withStatementCache(sqlite: SQLite.Database, limit = 256) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= limit) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
+}
+
+/**
+ * Opens (creating when needed) the SQLite database under dataDir. WAL with synchronous=FULL:
+ * a commit that returned is on disk, so an acknowledged write survives a kill -9 and a power
+ * cut alike. Migrations run in `migrate()`, forward only.
+ */
+export function openSqliteStorage(dataDir: string): Storage {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, DATABASE_FILE);
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  let closed = false;
+  return {
+    engine: 'sqlite',
+    db,
+    location: file,
+    migrate: () => runMigrations(db),
+    snapshots: {
+      fileName: 'database.sqlite',
+      async backupTo(copy: string) {
+        await sqlite.backup(copy);
+        // One self-contained file: the copy leaves WAL mode (the live database's), so no -wal or -shm goes with it.
+        const opened = new SQLite(copy);
+        try {
+          opened.pragma('journal_mode = DELETE');
+        } finally {
+          opened.close();
+        }
+      },
+      inspect: inspectSqliteFile,
+      knownMigrations,
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}
