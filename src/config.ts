@@ -13,6 +13,9 @@ export interface Config {
   /** PostgreSQL's URL when set (DATABASE_URL); SQLite under dataDir otherwise. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** Cluster (PostgreSQL): how long a lease or heartbeat holds (local drivers move after it), and the forwarding margin. */
+  clusterLeaseMs: number;
+  clusterForwardMarginMs: number;
   driversDir: string;
   nodeEnv: string;
   isDevelopment: boolean;
@@ -204,6 +207,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     dataDir,
     databaseUrl: databaseUrl(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    clusterLeaseMs: integer(env, 'CLUSTER_LEASE_MS', 15_000, 300, 600_000),
+    clusterForwardMarginMs: integer(env, 'CLUSTER_FORWARD_MARGIN_MS', 2000, 50, 60_000),
     driversDir: path.resolve(cwd, text(env, 'DRIVERS_DIR', path.join(dataDir, 'drivers'))),
     nodeEnv,
     isDevelopment: nodeEnv === 'development',

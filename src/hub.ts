@@ -49,6 +49,10 @@ import type { Clock, Timers } from './platform/clock.js';
 import { inDependencyOrder, type HubModule } from './platform/module.js';
 import { firstAuthenticator, OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
+import { ClusterNode } from './cluster/cluster-node.js';
+import { clusterModule } from './cluster/module.js';
+import { replicatedDocuments, replicatedTokens } from './cluster/replicated.js';
+import type { DocumentRepository } from './platform/document-repository.js';
 import { openStorage } from './storage/factory.js';
 import { storageModule } from './storage/module.js';
 import { KyselyAlertRepository } from './storage/repositories/alerts.js';
@@ -83,13 +87,31 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const component = (name: string) => log.child({ component: name });
   const storage = openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   const { db } = storage;
+  // On PostgreSQL the instance joins the cluster of every instance on the same database (of one, when alone).
+  const cluster =
+    storage.pool && config.databaseUrl
+      ? new ClusterNode({
+          db,
+          pool: storage.pool,
+          url: config.databaseUrl,
+          events,
+          timers,
+          log: component('cluster'),
+          settings: { leaseMs: config.clusterLeaseMs, forwardMarginMs: config.clusterForwardMarginMs, version: VERSION },
+        })
+      : undefined;
+  /** A document aggregate's repository; in a cluster, its writes reach the other instances' caches. */
+  const documents = <T extends { id: string }>(kind: string): DocumentRepository<T> => {
+    const inner = new KyselyDocumentRepository<T>(db, kind);
+    return cluster ? replicatedDocuments(inner, kind, cluster) : inner;
+  };
   // Empty until the modules are known below; each module is a part /readyz waits for.
   const readiness = new Readiness([]);
 
   const store = storageModule(storage, component('storage'));
   const auth = authModule({
     users: new KyselyUserRepository(db),
-    tokens: new KyselyTokenRepository(db),
+    tokens: cluster ? replicatedTokens(new KyselyTokenRepository(db), cluster) : new KyselyTokenRepository(db),
     invites: new KyselyInviteRepository(db),
     registration: config.appRegistration,
     settings: {
@@ -106,11 +128,11 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('auth'),
   });
   // Paired remotes' tokens authenticate too, after account tokens; the remotes module loads them.
-  const remotesDirectory = remoteDirectory({ repository: new KyselyDocumentRepository(db, 'remote'), events, clock });
+  const remotesDirectory = remoteDirectory({ repository: documents('remote'), events, clock });
   const operations = new OperationRegistry(firstAuthenticator(auth.auth, remotesDirectory), component('operations'));
   // Who sees what: built here, before the device, home and graph operations that filter by it; the
   // access module (below, once the spaces and devices that grants name exist) loads and manages it.
-  const accessGrants = new AccessGrants(new KyselyDocumentRepository(db, 'user_access'), clock);
+  const accessGrants = new AccessGrants(documents('user_access'), clock);
   const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS });
   const ir = irModule(new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: component('ir'), timers }));
   const state = stateModule({
@@ -133,6 +155,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('devices'),
     driverLog: component('drivers'),
   });
+  cluster?.bind({ state: state.authority, registry: devices.registry, drivers: devices.drivers, auth: auth.auth });
   const scenes = scenesModule({ devices: devices.devices, events, clock, log: component('scenes') });
   const drivers = driversModule({
     driversDir: config.driversDir,
@@ -147,18 +170,19 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       maxBytes: config.driverUploadMaxBytes,
       install: { timeoutMs: config.driverInstallTimeoutMs, ...(config.driverNpmRegistry ? { npmRegistry: config.driverNpmRegistry } : {}) },
     },
+    ...(cluster ? { placement: cluster.placement } : {}),
   });
-  const programCatalog = programCatalogModule({ repository: new KyselyDocumentRepository(db, 'program'), clock });
+  const programCatalog = programCatalogModule({ repository: documents('program'), clock });
   const home = homeModule({
     repositories: {
-      spaces: new KyselyDocumentRepository(db, 'space'),
-      zones: new KyselyDocumentRepository(db, 'zone'),
-      zoneGroups: new KyselyDocumentRepository(db, 'zone_group'),
-      macros: new KyselyDocumentRepository(db, 'macro'),
-      actionMaps: new KyselyDocumentRepository(db, 'action_map'),
+      spaces: documents('space'),
+      zones: documents('zone'),
+      zoneGroups: documents('zone_group'),
+      macros: documents('macro'),
+      actionMaps: documents('action_map'),
       alerts: new KyselyAlertRepository(db),
-      preferences: new KyselyDocumentRepository(db, 'preferences'),
-      design: new KyselyDocumentRepository(db, 'design'),
+      preferences: documents('preferences'),
+      design: documents('design'),
     },
     devices: devices.devices,
     programs: programCatalog.catalog,
@@ -169,7 +193,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     timers,
   });
   const players = playersModule({
-    repositories: { players: new KyselyDocumentRepository(db, 'player'), assignments: new KyselyDocumentRepository(db, 'player_assignment') },
+    repositories: { players: documents('player'), assignments: documents('player_assignment') },
     devices: devices.devices,
     spaces: home.spaces.spaces,
     users: auth.accounts,
@@ -184,7 +208,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('roku'),
   });
   const media = mediaModule({
-    repository: new KyselyDocumentRepository(db, 'media_endpoint'),
+    repository: documents('media_endpoint'),
     devices: devices.devices,
     spaces: home.spaces.spaces,
     discovery: new MediaDiscovery({
@@ -306,10 +330,10 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   });
   const fleet = fleetModule({
     repositories: {
-      hub: new KyselyDocumentRepository(db, 'fleet_hub'),
-      link: new KyselyDocumentRepository(db, 'fleet_link'),
-      statuses: new KyselyDocumentRepository(db, 'fleet_release_status'),
-      registered: new KyselyDocumentRepository(db, 'fleet_registered_device'),
+      hub: documents('fleet_hub'),
+      link: documents('fleet_link'),
+      statuses: documents('fleet_release_status'),
+      registered: documents('fleet_registered_device'),
     },
     devices: devices.devices,
     auth: auth.auth,
@@ -322,7 +346,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     settings: { pollIntervalMs: config.bridgePollIntervalMs, maxBackoffMs: config.bridgeMaxBackoffMs, version: VERSION },
   });
   const releases = releasesModule({
-    repository: new KyselyDocumentRepository(db, 'integration_release'),
+    repository: documents('integration_release'),
     packages: drivers.driverPackages,
     archives,
     dir: path.join(config.dataDir, 'releases'),
@@ -345,17 +369,17 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
           plugins: {
             registry: new HttpPluginRegistry(),
             registryUrl: config.accessoryHubRegistry,
-            catalog: new KyselyDocumentRepository(db, 'accessory_plugin_catalog'),
+            catalog: documents('accessory_plugin_catalog'),
             events,
             installTimeoutMs: config.driverInstallTimeoutMs,
           },
-          imports: { store: new KyselyDocumentRepository(db, 'accessory_import'), manager: devices.drivers, pollMs: config.accessoryHubPollMs },
+          imports: { store: documents('accessory_import'), manager: devices.drivers, pollMs: config.accessoryHubPollMs },
           bridge: {
             pluginSource: fileURLToPath(new URL('../accessory-hub/plugin', import.meta.url)),
             devices: devices.devices,
             auth: auth.auth,
             accounts: auth.accounts,
-            queue: new KyselyDocumentRepository(db, 'accessory_import_command'),
+            queue: documents('accessory_import_command'),
             hubUrl: () => {
               const port = host.httpPort?.();
               return port ? `http://127.0.0.1:${port}` : undefined;
@@ -373,7 +397,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
+  const modules: HubModule[] = inDependencyOrder([store, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -415,6 +439,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log,
     events,
     storage,
+    /** This instance's part in a cluster (PostgreSQL storage), else undefined. */
+    cluster,
     readiness,
     /** The modules in start order. */
     modules: modules as readonly HubModule[],
@@ -447,6 +473,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
         await module.start?.();
         readiness.markReady(module.name);
       }
+      // Loaded: what the other instances said meanwhile applies now, and they say what they hold.
+      cluster?.open();
     },
     /**
      * Stops every module in reverse start order, also after a failed start (what they hold exists
@@ -456,6 +484,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       for (const module of [...modules].reverse()) {
         try {
           await module.stop?.();
+          log.debug({ module: module.name }, 'module stopped');
         } catch (err) {
           log.error({ err, module: module.name }, 'module did not stop cleanly');
         }

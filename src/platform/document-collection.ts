@@ -12,6 +12,7 @@ type Stamped = { id: string; createdAt: number; updatedAt: number };
  */
 export class DocumentCollection<T extends Stamped> {
   private readonly items = new Map<string, T>();
+  private unwatch: (() => void) | undefined;
 
   constructor(
     private readonly repo: DocumentRepository<T>,
@@ -21,6 +22,8 @@ export class DocumentCollection<T extends Stamped> {
   ) {}
 
   async load(): Promise<void> {
+    // Subscribed first: a change made elsewhere while the list is read is not lost.
+    this.unwatch ??= this.repo.watch?.((id, doc) => (doc ? this.items.set(id, doc) : this.items.delete(id)));
     for (const item of await this.repo.list()) this.items.set(item.id, item);
   }
 

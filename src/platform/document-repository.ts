@@ -4,4 +4,9 @@ export interface DocumentRepository<T extends { id: string }> {
   get(id: string): Promise<T | undefined>;
   save(doc: T, at: number): Promise<void>;
   remove(id: string): Promise<boolean>;
+  /**
+   * Changes other writers made (another instance on the same database): the document's new body,
+   * or undefined when it was removed. Absent where this process is the only writer.
+   */
+  watch?(listener: (id: string, doc: T | undefined) => void): () => void;
 }

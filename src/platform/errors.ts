@@ -75,6 +75,21 @@ export function failureOf(recorded: FailureInfo | undefined, details?: unknown):
   return new DomainError(KIND_BY_CODE.get(recorded.code) ?? 'unprocessable', recorded.code, recorded.message, details);
 }
 
+/** A failure as it travels between processes (another instance of a cluster). */
+export interface WireFailure {
+  kind: FailureKind;
+  code: string;
+  message: string;
+  details?: unknown;
+  retryAfterSeconds?: number;
+}
+
+/** A failure for the wire, and back: the error raised again is the one that was raised there. */
+export const wireFailure = {
+  from: (e: DomainError): WireFailure => ({ kind: e.kind, code: e.code, message: e.message, details: e.details, ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}) }),
+  revive: (w: WireFailure): DomainError => new DomainError(w.kind, w.code, w.message, w.details, w.retryAfterSeconds),
+};
+
 /** One code of a catalogue: raises it (`factory(params, options)`) or records it (`factory.info(params)`). */
 export interface ErrorFactory<S extends string = string, C extends string = string> {
   (...args: [...ParamArgs<S>, options?: FailureOptions]): DomainError;

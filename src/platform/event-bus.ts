@@ -6,26 +6,42 @@
 export type EventMap = object;
 type Listener<P> = (payload: P) => void;
 
+/**
+ * Where a change happened: `local` in this process, `replica` on another instance of a cluster
+ * sharing the database, re-emitted here so that this instance's streams and caches follow it.
+ */
+export type EventOrigin = 'local' | 'replica';
+
+export interface ListenOptions {
+  /**
+   * Only changes that happened here: for listeners that act on a change (run an automation, write
+   * a record), which the instance where it happened does once for the whole cluster.
+   */
+  originOnly?: boolean;
+  /** Only changes that happened on another instance: to follow what the local path did directly. */
+  replicasOnly?: boolean;
+}
+
 export interface EventBusLogger {
   error(obj: unknown, msg: string): void;
 }
 
 /** A listener to every event: its name and payload. */
-export type AnyListener<Events extends EventMap> = <K extends keyof Events>(event: K, payload: Events[K]) => void;
+export type AnyListener<Events extends EventMap> = <K extends keyof Events>(event: K, payload: Events[K], origin: EventOrigin) => void;
 
 export class EventBus<Events extends EventMap> {
-  private readonly listeners = new Map<keyof Events, Set<{ owner: object; fn: Listener<never> }>>();
+  private readonly listeners = new Map<keyof Events, Set<{ owner: object; fn: Listener<never>; originOnly: boolean; replicasOnly: boolean }>>();
   private readonly anyListeners = new Set<{ owner: object; fn: AnyListener<Events> }>();
 
   constructor(private readonly log?: EventBusLogger) {}
 
-  on<K extends keyof Events>(owner: object, event: K, fn: Listener<Events[K]>): () => void {
+  on<K extends keyof Events>(owner: object, event: K, fn: Listener<Events[K]>, options: ListenOptions = {}): () => void {
     let set = this.listeners.get(event);
     if (!set) {
       set = new Set();
       this.listeners.set(event, set);
     }
-    const entry = { owner, fn: fn as Listener<never> };
+    const entry = { owner, fn: fn as Listener<never>, originOnly: options.originOnly === true, replicasOnly: options.replicasOnly === true };
     set.add(entry);
     return () => set.delete(entry);
   }
@@ -37,17 +53,18 @@ export class EventBus<Events extends EventMap> {
     return () => this.anyListeners.delete(entry);
   }
 
-  emit<K extends keyof Events>(event: K, payload: Events[K]): void {
+  emit<K extends keyof Events>(event: K, payload: Events[K], origin: EventOrigin = 'local'): void {
     for (const { fn } of this.anyListeners) {
       try {
-        fn(event, payload);
+        fn(event, payload, origin);
       } catch (err) {
         this.log?.error({ err, event: String(event) }, 'event listener failed');
       }
     }
     const set = this.listeners.get(event);
     if (!set) return;
-    for (const { fn } of set) {
+    for (const { fn, originOnly, replicasOnly } of set) {
+      if (origin === 'local' ? replicasOnly : originOnly) continue;
       // One faulty listener must not keep the event from the others, nor fail the emitter.
       try {
         (fn as Listener<Events[K]>)(payload);

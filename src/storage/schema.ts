@@ -103,6 +103,26 @@ export interface AlertsTable {
   body: string;
 }
 
+export interface ClusterInstancesTable {
+  id: string;
+  started_at: number;
+  heartbeat_at: number;
+  /** JSON: version, host name, pid. */
+  info: string;
+}
+
+export interface ClusterLeasesTable {
+  name: string;
+  holder: string;
+  expires_at: number;
+}
+
+export interface ClusterOutboxTable {
+  id: Generated<number>;
+  created_at: number;
+  payload: string;
+}
+
 export interface Database {
   documents: DocumentsTable;
   program_runs: ProgramRunsTable;
@@ -116,4 +136,7 @@ export interface Database {
   invites: InvitesTable;
   settings: SettingsTable;
   audit_log: AuditTable;
+  cluster_instances: ClusterInstancesTable;
+  cluster_leases: ClusterLeasesTable;
+  cluster_outbox: ClusterOutboxTable;
 }

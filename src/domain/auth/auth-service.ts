@@ -35,8 +35,9 @@ function scopeFor(role: Role): string {
 
 /**
  * Sessions: logins and tokens. Tokens are opaque random strings; only their SHA-256 is stored.
- * Active tokens are also held in memory (this process is the only writer), so authenticating a
- * request is a hash and a map lookup, not a query.
+ * Active tokens are also held in memory, so authenticating a request is a hash and a map lookup,
+ * not a query; in a cluster, the tokens another instance issues or revokes arrive through
+ * `adoptToken` and `forgetTokens`.
  */
 export class AuthService {
   private readonly active = new Map<string, ActiveToken>();
@@ -105,6 +106,23 @@ export class AuthService {
     }
     if (!accepted.includes(found.kind)) return undefined;
     return { userId: found.userId, username: found.username, role: found.role, scope: found.scope, tokenHash };
+  }
+
+  /** A token another instance issued: read back from the database, held here too. */
+  async adoptToken(tokenHash: string): Promise<void> {
+    const token = await this.tokens.find(tokenHash);
+    const user = token && (await this.users.findById(token.userId));
+    if (!token || !user || user.disabled || token.expiresAt <= this.clock.now()) return;
+    this.active.set(tokenHash, { ...token, username: user.username, role: user.role });
+  }
+
+  /** Tokens another instance revoked: one by its hash, or every token of an account. */
+  forgetTokens(which: { tokenHash: string } | { userId: string }): void {
+    if ('tokenHash' in which) {
+      this.active.delete(which.tokenHash);
+      return;
+    }
+    for (const [hash, token] of this.active) if (token.userId === which.userId) this.active.delete(hash);
   }
 
   async issueStreamToken(principal: Principal): Promise<IssuedToken> {

@@ -67,6 +67,7 @@ export interface TokenRepository {
   insert(token: StoredToken): Promise<void>;
   /** Every token that has not expired at `now`. */
   listActive(now: number): Promise<StoredToken[]>;
+  find(tokenHash: string): Promise<StoredToken | undefined>;
   delete(tokenHash: string): Promise<void>;
   deleteForUser(userId: string): Promise<void>;
   deleteExpired(now: number): Promise<number>;

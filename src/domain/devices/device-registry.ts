@@ -140,6 +140,14 @@ export class DeviceRegistry {
     return device;
   }
 
+  /**
+   * A device record another instance of the cluster wrote (it persisted it): indexed here so that
+   * this instance lists and commands it too. The caller emits the replicated event.
+   */
+  applyReplica(device: LogicalDevice): void {
+    this.index(device);
+  }
+
   /** Marks removed: kept with its history, hidden from lists unless asked for. */
   async markRemoved(id: string): Promise<LogicalDevice | undefined> {
     const existing = this.byId.get(id);

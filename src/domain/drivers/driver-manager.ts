@@ -32,6 +32,16 @@ interface PendingAction {
   timer: TimerHandle;
 }
 
+/**
+ * Drivers connected to other instances of a cluster: a command for a device whose driver has no
+ * link here goes to the instance that holds one, and comes back with the same time-outs and errors.
+ */
+export interface RemoteDrivers {
+  /** Whether another instance holds a link of this driver. */
+  holds(driverKey: string): boolean;
+  execute(device: LogicalDevice, command: string, params: Record<string, unknown>, options: { timeoutMs?: number; kind?: 'ACTION' | 'COMMAND_EXECUTE' }): Promise<unknown>;
+}
+
 export interface DriverInfo {
   driverKey: string;
   instanceId: string;
@@ -57,6 +67,7 @@ export class DriverManager {
   private readonly pending = new Map<string, PendingAction>();
   /** Messages of one link apply in order: a STATE_UPDATE must not overtake its DEVICE_DISCOVERED. */
   private readonly inflight = new Map<DriverLink, Promise<void>>();
+  private remote: RemoteDrivers | undefined;
 
   constructor(
     private readonly devices: DeviceRegistry,
@@ -67,6 +78,11 @@ export class DriverManager {
     private readonly actionTimeoutMs: number,
     private readonly timers: Timers = systemTimers,
   ) {}
+
+  /** Routes commands for drivers connected elsewhere (the cluster sets it). */
+  routeRemote(remote: RemoteDrivers | undefined): void {
+    this.remote = remote;
+  }
 
   /** Validates a registration message: the registration, or why it is refused. */
   checkRegistration(message: unknown): { registration: DriverRegistration } | { refused: FailureInfo<'INVALID_REGISTRATION' | 'UNSUPPORTED_PROTOCOL_VERSION'> } {
@@ -146,6 +162,9 @@ export class DriverManager {
    */
   execute(device: LogicalDevice, command: string, params: Record<string, unknown>, options: { timeoutMs?: number; kind?: 'ACTION' | 'COMMAND_EXECUTE' } = {}): Promise<unknown> {
     const link = this.linkFor(device);
+    if (!link && device.driverDeviceId !== null && this.remote?.holds(device.driverKey)) {
+      return this.remote.execute(device, command, params, options);
+    }
     if (!link || device.driverDeviceId === null) {
       return Promise.reject(driverErrors.DRIVER_OFFLINE({ driverKey: device.driverKey }, { details: { deviceId: device.id, driverKey: device.driverKey }, retryAfterSeconds: 5 }));
     }
@@ -216,9 +235,10 @@ export class DriverManager {
     return undefined;
   }
 
+  /** Connected here, or (in a cluster) to another instance. */
   isConnected(driverKey: string): boolean {
     for (const { link } of this.links.values()) if (link.driverKey === driverKey) return true;
-    return false;
+    return this.remote?.holds(driverKey) ?? false;
   }
 
   list(): DriverInfo[] {

@@ -5,7 +5,7 @@ import type { DriverManager } from './driver-manager.js';
 import type { DriverSettingsRepository } from './driver-settings.js';
 import type { DependencyInstallSettings } from './local/dependencies.js';
 import { DriverPackages, type ArchiveReader } from './local/packages.js';
-import { LocalDriverSupervisor } from './local/supervisor.js';
+import { LocalDriverSupervisor, type DriverPlacement } from './local/supervisor.js';
 import { driverOperations, integrationOperations } from './operations.js';
 
 export interface DriversModuleDeps {
@@ -19,6 +19,8 @@ export interface DriversModuleDeps {
   log: ModuleLog;
   /** Uploaded driver packages: how archives are read, how large they may be, how dependencies install. */
   packages: { archives: ArchiveReader; maxBytes: number; install: DependencyInstallSettings };
+  /** In a cluster: which instance runs each local driver. */
+  placement?: DriverPlacement;
 }
 
 /**
@@ -26,8 +28,8 @@ export interface DriversModuleDeps {
  * their reports land in a loaded registry), their settings, and the driver and integration
  * operations.
  */
-export function driversModule({ driversDir, manager, registry, settings, clock, timers, log, packages }: DriversModuleDeps) {
-  const localDrivers = new LocalDriverSupervisor({ driversDir, manager, settings, clock, timers, log });
+export function driversModule({ driversDir, manager, registry, settings, clock, timers, log, packages, placement }: DriversModuleDeps) {
+  const localDrivers = new LocalDriverSupervisor({ driversDir, manager, settings, clock, timers, log, ...(placement ? { placement } : {}) });
   const driverPackages = new DriverPackages({ driversDir, supervisor: localDrivers, clock, log, ...packages });
   const countDevices = (driverKey: string) => registry.list().filter((d) => d.driverKey === driverKey).length;
   return defineModule({

@@ -170,7 +170,7 @@ export function graphOperations(deps: GraphOperationDeps) {
           connected: Type.Array(ConnectedDriver, { description: 'Connected driver instances (WebSocket and local).' }),
           local: Type.Object({
             total: Type.Integer({ description: 'Local driver manifests found.' }),
-            byStatus: Type.Record(Type.String(), Type.Integer(), { description: 'Manifests by status (running, starting, backoff, stopped, invalid).' }),
+            byStatus: Type.Record(Type.String(), Type.Integer(), { description: 'Manifests by status (running, starting, backoff, stopped, invalid, standby).' }),
             drivers: Type.Array(
               Type.Object({
                 driverKey: Type.String(),

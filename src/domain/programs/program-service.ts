@@ -83,9 +83,16 @@ export class ProgramService {
 
   async start(): Promise<void> {
     await this.scheduler.start(this.programs.list().map((p) => ({ id: p.id, timer: p.timer, since: p.updatedAt })));
+    // Programs saved on another instance of a cluster: their timers are armed here too (each slot
+    // fires once, on whichever instance claims it first).
+    const follow = ({ program }: { program: Program }) => void this.scheduler.schedule(program.id, program.timer);
+    this.events.on(this, 'program.created', follow, { replicasOnly: true });
+    this.events.on(this, 'program.updated', follow, { replicasOnly: true });
+    this.events.on(this, 'program.removed', ({ programId }) => this.scheduler.unschedule(programId), { replicasOnly: true });
   }
 
   async stop(): Promise<void> {
+    this.events.removeOwner(this);
     this.scheduler.stop();
     for (const { abort } of this.active.values()) abort.abort();
     await Promise.allSettled([...this.active.values()].map((a) => a.done));

@@ -29,6 +29,12 @@ import type { Timer } from './model.js';
 export interface FireStore {
   lastFire(programId: string): Promise<number | undefined>;
   recordFire(programId: string, at: number): Promise<void>;
+  /**
+   * Records a fire at `at` of the slot due at `scheduledAt` unless a fire later than
+   * `scheduledAt - toleranceMs` is recorded already (another instance sharing the store fired
+   * this slot): true when this caller fires it. Absent, every fire is this process's own.
+   */
+  claimFire?(programId: string, scheduledAt: number, at: number, toleranceMs: number): Promise<boolean>;
 }
 
 export interface SchedulerLogger {
@@ -227,7 +233,19 @@ export class ProgramScheduler {
     this.lastFires.set(programId, at);
     entry.next = undefined;
     try {
-      await this.deps.store.recordFire(programId, at);
+      const store = this.deps.store;
+      if (store.claimFire) {
+        // Instances agree on clock slots; an interval's first slot depends on when each armed it,
+        // so a fire within half an interval before this slot is taken to be this slot's.
+        const tolerance = entry.timer.kind === 'interval' ? Math.floor(entry.timer.everyMs / 2) : 0;
+        if (!(await store.claimFire(programId, scheduledAt, at, tolerance))) {
+          // Another instance fired this slot: follow its record and wait for the next slot.
+          const recorded = await store.lastFire(programId);
+          if (recorded !== undefined) this.lastFires.set(programId, recorded);
+          this.arm(programId, entry, Math.max(at, recorded ?? at));
+          return;
+        }
+      } else await store.recordFire(programId, at);
     } catch (e) {
       this.deps.log?.error({ err: e, programId }, 'could not record a timer fire; firing anyway');
     }

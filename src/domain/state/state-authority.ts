@@ -116,6 +116,47 @@ export class StateAuthority {
     return entry.state;
   }
 
+  /**
+   * A device's state as another instance of the cluster (the one its driver is connected to)
+   * reported it: taken over as it is, not persisted again (that instance writes it), emitted as a
+   * replica so that this instance's streams follow.
+   */
+  applyReplicaState(deviceId: string, state: Record<string, unknown>, changed: Record<string, unknown>, at: number): void {
+    let entry = this.entries.get(deviceId);
+    if (!entry) {
+      entry = { state: {}, online: false, confirmed: true, updatedAt: at };
+      this.entries.set(deviceId, entry);
+    }
+    entry.state = state;
+    entry.view = undefined;
+    entry.confirmed = true;
+    entry.updatedAt = at;
+    this.changes++;
+    this.telemetry.record(deviceId, { at, kind: 'state', data: changed });
+    this.events.emit('device.state_changed', { deviceId, state, changed, at }, 'replica');
+  }
+
+  /** A device went online or offline on another instance (see `applyReplicaState`). */
+  applyReplicaOnline(deviceId: string, online: boolean, at: number): void {
+    let entry = this.entries.get(deviceId);
+    if (!entry) {
+      entry = { state: {}, online: false, confirmed: false, updatedAt: null };
+      this.entries.set(deviceId, entry);
+    }
+    if (entry.online === online) return;
+    entry.online = online;
+    entry.view = undefined;
+    this.changes++;
+    this.connectivityChanges++;
+    this.events.emit('device.online_changed', { deviceId, online, at }, 'replica');
+  }
+
+  /** Metrics a device reported on another instance. */
+  applyReplicaMetrics(deviceId: string, metrics: Record<string, unknown>, at: number): void {
+    this.telemetry.record(deviceId, { at, kind: 'metric', data: metrics });
+    this.events.emit('device.metrics', { deviceId, metrics, at }, 'replica');
+  }
+
   recordMetrics(deviceId: string, metrics: Record<string, unknown>): void {
     const at = this.clock.now();
     this.telemetry.record(deviceId, { at, kind: 'metric', data: metrics });

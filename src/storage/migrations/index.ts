@@ -3,6 +3,7 @@ import { m0001Initial } from './0001-initial.js';
 import { m0002Devices } from './0002-devices.js';
 import { m0003HomeModel } from './0003-home-model.js';
 import { m0004Accounts } from './0004-accounts.js';
+import { m0005Cluster } from './0005-cluster.js';
 
 /**
  * Versioned, forward-only migrations. A migration that has shipped is never edited; a change
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0002-devices': m0002Devices,
   '0003-home-model': m0003HomeModel,
   '0004-accounts': m0004Accounts,
+  '0005-cluster': m0005Cluster,
 };

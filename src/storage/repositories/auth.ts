@@ -121,6 +121,11 @@ export class KyselyTokenRepository implements TokenRepository {
     return (await this.db.selectFrom('tokens').selectAll().where('expires_at', '>', now).execute()).map(toToken);
   }
 
+  async find(tokenHash: string) {
+    const row = await this.db.selectFrom('tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    return row && toToken(row);
+  }
+
   async delete(tokenHash: string) {
     await this.db.deleteFrom('tokens').where('token_hash', '=', tokenHash).execute();
   }

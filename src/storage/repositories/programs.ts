@@ -36,6 +36,17 @@ export class KyselyFireStore implements FireStore {
     return row ? Number(row.last_fire_at) : undefined;
   }
 
+  /** One statement on either engine: inserted, or updated only while the slot is not recorded yet. */
+  async claimFire(programId: string, scheduledAt: number, at: number, toleranceMs: number): Promise<boolean> {
+    const row = await this.db
+      .insertInto('timer_fires')
+      .values({ program_id: programId, last_fire_at: at })
+      .onConflict((oc) => oc.column('program_id').doUpdateSet({ last_fire_at: at }).where('timer_fires.last_fire_at', '<', scheduledAt - toleranceMs))
+      .returning('program_id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async recordFire(programId: string, at: number): Promise<void> {
     await this.db
       .insertInto('timer_fires')

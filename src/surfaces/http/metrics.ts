@@ -52,9 +52,10 @@ export const metricsRoute: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub 
     },
   });
   const owner = {};
-  hub.events.on(owner, 'device.command_executed', (e) => commands.observe({ ok: String(e.ok) }, e.durationMs / 1000));
-  hub.events.on(owner, 'device.command_timed_out', () => timeouts.inc());
-  hub.events.on(owner, 'device.state_changed', () => stateUpdates.inc());
+  hub.events.on(owner, 'device.command_executed', (e) => commands.observe({ ok: String(e.ok) }, e.durationMs / 1000), { originOnly: true });
+  hub.events.on(owner, 'device.command_timed_out', () => timeouts.inc(), { originOnly: true });
+  // This instance's updates: another instance counts its own.
+  hub.events.on(owner, 'device.state_changed', () => stateUpdates.inc(), { originOnly: true });
   app.addHook('onClose', async () => hub.events.removeOwner(owner));
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import { createAdapter } from '@socket.io/postgres-adapter';
 import { Server, type Namespace, type Socket } from 'socket.io';
 import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/command-table.js';
 import { CREDENTIALS_CHANGED } from '../../domain/events.js';
@@ -56,6 +57,10 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
     pingInterval: 25_000,
     pingTimeout: 20_000,
   });
+  // Several instances on one PostgreSQL: rooms and namespace broadcasts reach every instance's
+  // sockets through the database (LISTEN/NOTIFY), as the Socket.IO PostgreSQL adapter does it.
+  const pool = hub.storage.pool;
+  if (pool) io.adapter(createAdapter(pool, { errorHandler: (err) => log.warn({ err }, 'socket.io cluster adapter error') }));
 
   // The admin panel's pages connect with their session cookie (SameSite=Strict: another site's
   // page cannot make the browser send it, so there is nothing to forge).
@@ -108,7 +113,9 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   };
   const broadcast = (namespace: Namespace, newcomers: Newcomers<string>, event: string, item: FeedItem) => {
     const covered = newcomers.having(item);
-    (covered.length > 0 ? namespace.except(covered) : namespace).emit(event, asPlainJson(item.data));
+    // `local`: every instance's own feed carries the change to its own sockets (replicated changes
+    // included), with per-instance newcomer bookkeeping; through the adapter they would arrive twice.
+    (covered.length > 0 ? namespace.local.except(covered) : namespace.local).emit(event, asPlainJson(item.data));
   };
   const owner = {};
   fanout.subscribe(owner, (items) => {
@@ -140,9 +147,11 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
       }
     });
   }
-  hub.events.on(owner, 'design.published', (e) => nsp.designer.emit('designer:published', e.design));
-  hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }));
-  hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e));
+  // Namespace broadcasts: the Socket.IO adapter carries them to every instance's sockets (the
+  // PostgreSQL adapter in a cluster), so only the instance where the change happened sends them.
+  hub.events.on(owner, 'design.published', (e) => nsp.designer.emit('designer:published', e.design), { originOnly: true });
+  hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }), { originOnly: true });
+  hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e), { originOnly: true });
 
   nsp.deviceState.on('connection', async (socket) => {
     track(socket, joined.deviceState);
@@ -217,7 +226,10 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
       fanout.unsubscribe(owner);
       hub.events.removeOwner(owner);
       io.disconnectSockets(true);
-      // Not io.close(): it would close the HTTP server, which belongs to Fastify.
+      // Not io.close(): it would close the HTTP server, which belongs to Fastify. The adapters
+      // are closed as it would (the cluster adapter holds a database connection and timers).
+      const namespaces = (io as unknown as { _nsps: Map<string, Namespace> })._nsps;
+      await Promise.allSettled([...namespaces.values()].map(async (nsp) => nsp.adapter.close()));
       io.engine.close();
     },
   };

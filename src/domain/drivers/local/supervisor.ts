@@ -64,9 +64,26 @@ export interface LocalDriverSupervisorDeps {
   stopGraceMs?: number;
   /** Override of the Lua host script (tests, packaging). */
   luaHostPath?: string;
+  /** In a cluster: which instance runs each driver (a lease in the database). Absent, this process runs them all. */
+  placement?: DriverPlacement;
 }
 
-export type LocalDriverStatus = 'running' | 'starting' | 'backoff' | 'stopped' | 'invalid';
+/**
+ * Where each local driver runs when several instances share the drivers: one instance at a time
+ * holds a driver's lease and runs its process; the others stand by and take over when the lease
+ * lapses (its instance died) or is released (it stopped).
+ */
+export interface DriverPlacement {
+  /** Takes or keeps the driver's lease for this instance; when another holds it, names that one. */
+  claim(driverKey: string): Promise<{ held: true } | { held: false; holder: string }>;
+  /** Whether this instance still holds the lease (false once it lapsed or was taken over). */
+  holds(driverKey: string): boolean;
+  release(driverKey: string): Promise<void>;
+  /** Calls `listener` whenever leases may have changed hands. */
+  watch(listener: () => void): () => void;
+}
+
+export type LocalDriverStatus = 'running' | 'starting' | 'backoff' | 'stopped' | 'invalid' | 'standby';
 
 export interface LocalDriverInfo {
   driverKey: string;
@@ -91,6 +108,8 @@ export interface LocalDriverInfo {
   nextRestartAt?: number;
   /** Required settings without a value: the driver waits for them (status `stopped`). */
   missingSettings?: string[];
+  /** Status `standby`: the cluster instance that runs this driver now. */
+  runsOn?: string;
   lastPongAt?: number;
   /** The last lines the process wrote to stderr (across restarts), oldest first. */
   recentStderr?: string[];
@@ -170,6 +189,7 @@ interface Deps {
   stopGraceMs: number;
   /** The supervisor was stopped: nothing may start any more. */
   halted(): boolean;
+  placement: DriverPlacement | undefined;
 }
 
 /** Per-process state: everything that dies with the process. */
@@ -216,6 +236,7 @@ class DriverRunner {
   nextRestartAt?: number;
   missingSettings?: string[];
   lastPongAt?: number;
+  runsOn?: string;
   private readonly stderrTail: string[] = [];
   /** The process should be running (false after stop, or when the hub closed the link). */
   wanted = false;
@@ -255,6 +276,7 @@ class DriverRunner {
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
       ...(this.nextRestartAt !== undefined ? { nextRestartAt: this.nextRestartAt } : {}),
       ...(this.missingSettings ? { missingSettings: [...this.missingSettings] } : {}),
+      ...(this.status === 'standby' && this.runsOn !== undefined ? { runsOn: this.runsOn } : {}),
       ...(this.lastPongAt !== undefined ? { lastPongAt: this.lastPongAt } : {}),
       ...(this.stderrTail.length > 0 ? { recentStderr: [...this.stderrTail] } : {}),
       properties: m.properties,
@@ -275,6 +297,24 @@ class DriverRunner {
     if (this.deps.halted()) return Promise.resolve();
     this.wanted = true;
     this.delayMs = this.manifest.io.restart.initialDelayMs;
+    return this.placeAndLaunch();
+  }
+
+  /** In a cluster, launches only while this instance holds the driver's lease; stands by otherwise. */
+  private async placeAndLaunch(): Promise<void> {
+    const placement = this.deps.placement;
+    if (placement) {
+      const claim = await placement.claim(this.driverKey).catch((err: unknown) => {
+        this.deps.log.warn({ driver: this.driverKey, err }, 'could not take the local driver lease; standing by');
+        return { held: false as const, holder: 'unknown (the database did not answer)' };
+      });
+      if (!claim.held) {
+        this.status = 'standby';
+        this.runsOn = claim.holder;
+        return;
+      }
+      this.runsOn = undefined;
+    }
     return this.launch();
   }
 
@@ -288,6 +328,9 @@ class DriverRunner {
       this.terminate(run, 'SIGTERM');
       await run.exited;
     }
+    const placement = this.deps.placement;
+    // Released once the process is gone: another instance may start it at once.
+    if (placement && this.status !== 'standby') await placement.release(this.driverKey).catch(() => undefined);
     this.status = 'stopped';
   }
 
@@ -692,7 +735,31 @@ export class LocalDriverSupervisor {
       luaHostPath: deps.luaHostPath ?? LUA_HOST_PATH,
       stopGraceMs: deps.stopGraceMs ?? STOP_GRACE_MS,
       halted: () => this.stopped,
+      placement: deps.placement,
     };
+    deps.placement?.watch(() => this.rebalance());
+  }
+
+  /**
+   * Leases changed hands: a driver standing by tries to take its lease (its instance died or let
+   * go); a driver whose lease this instance lost stops, so that it never runs twice.
+   */
+  private rebalance(): void {
+    const placement = this.deps.placement;
+    if (this.stopped || !placement) return;
+    for (const e of this.entries) {
+      if (e.kind !== 'valid') continue;
+      const r = e.runner;
+      if (r.status === 'standby') {
+        void r.serialized(() => (r.status === 'standby' && !this.stopped ? r.start() : Promise.resolve()));
+      } else if (r.wanted && !placement.holds(r.driverKey)) {
+        this.deps.log.warn({ driver: r.driverKey }, 'the local driver lease went to another instance; stopping the driver here');
+        void r.serialized(async () => {
+          await r.stop();
+          if (!this.stopped) await r.start();
+        });
+      }
+    }
   }
 
   /** Loads the manifests and launches every valid one; resolves once every process was spawned. */
