@@ -1,3 +1,4 @@
+import { Cron } from 'croner';
 import path from 'node:path';
 
 /**
@@ -16,6 +17,10 @@ export interface Config {
   /** Cluster (PostgreSQL): how long a lease or heartbeat holds (local drivers move after it), and the forwarding margin. */
   clusterLeaseMs: number;
   clusterForwardMarginMs: number;
+  /** Scheduled backups (BACKUP_SCHEDULE, a cron pattern) and their retention. */
+  backupSchedule: string | undefined;
+  backupKeep: number;
+  backupKeepDays: number;
   driversDir: string;
   nodeEnv: string;
   isDevelopment: boolean;
@@ -162,6 +167,18 @@ function url(env: Env, name: string): string {
   return parsed.toString();
 }
 
+/** A cron pattern (croner's: 5 or 6 fields); unset or empty: none. */
+function cronPattern(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  try {
+    new Cron(raw, { paused: true }).stop();
+  } catch (err) {
+    throw new ConfigError(name, `expected a cron pattern such as "0 3 * * *": ${(err as Error).message}`);
+  }
+  return raw;
+}
+
 /** `DATABASE_URL`: a postgres:// (or postgresql://) URL selects PostgreSQL; unset or empty keeps SQLite. */
 function databaseUrl(env: Env): string | undefined {
   const raw = env.DATABASE_URL?.trim();
@@ -237,6 +254,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bridgeMaxBackoffMs: integer(env, 'BRIDGE_MAX_BACKOFF_MS', 60_000, 100, 3_600_000),
     bridgeRequestTimeoutMs: integer(env, 'BRIDGE_REQUEST_TIMEOUT_MS', 5000, 100, 120_000),
     backupMaxBytes: integer(env, 'BACKUP_MAX_BYTES', 256 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+    backupSchedule: cronPattern(env, 'BACKUP_SCHEDULE'),
+    backupKeep: integer(env, 'BACKUP_KEEP', 7, 1, 10_000),
+    backupKeepDays: integer(env, 'BACKUP_KEEP_DAYS', 30, 1, 36_500),
     ...(env.DRIVER_NPM_REGISTRY ? { driverNpmRegistry: url(env, 'DRIVER_NPM_REGISTRY') } : {}),
     loginMaxFailuresPerClient: integer(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 20, 1, 10_000),
     loginMaxFailuresPerClientUser: integer(env, 'LOGIN_MAX_FAILURES_PER_USER', 5, 1, 10_000),

@@ -102,16 +102,17 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       : undefined;
   /** A document aggregate's repository; in a cluster, its writes reach the other instances' caches. */
   const documents = <T extends { id: string }>(kind: string): DocumentRepository<T> => {
-    const inner = new KyselyDocumentRepository<T>(db, kind);
-    return cluster ? replicatedDocuments(inner, kind, cluster) : inner;
+    const over = (on: typeof db) => new KyselyDocumentRepository<T>(on, kind);
+    return cluster ? replicatedDocuments(over, db, kind, cluster) : over(db);
   };
   // Empty until the modules are known below; each module is a part /readyz waits for.
   const readiness = new Readiness([]);
 
   const store = storageModule(storage, component('storage'));
+  const fireStore = new KyselyFireStore(db);
   const auth = authModule({
     users: new KyselyUserRepository(db),
-    tokens: cluster ? replicatedTokens(new KyselyTokenRepository(db), cluster) : new KyselyTokenRepository(db),
+    tokens: cluster ? replicatedTokens((on) => new KyselyTokenRepository(on), db, cluster) : new KyselyTokenRepository(db),
     invites: new KyselyInviteRepository(db),
     registration: config.appRegistration,
     settings: {
@@ -251,7 +252,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const programs = programsModule({
     catalog: programCatalog.catalog,
     runs: new KyselyProgramRunRepository(db),
-    fires: new KyselyFireStore(db),
+    fires: fireStore,
     devices: devices.devices,
     zones: home.zones,
     macros: home.macros,
@@ -327,6 +328,9 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('backups'),
     maxBytes: config.backupMaxBytes,
     ...(host.restart ? { restart: host.restart } : {}),
+    ...(config.backupSchedule ? { schedule: { cron: config.backupSchedule, keep: config.backupKeep, keepDays: config.backupKeepDays } } : {}),
+    // One instance of a cluster takes each scheduled backup: the slot is claimed like a timer's.
+    claimSlot: (slot, at) => fireStore.claimFire('@scheduled-backup', slot, at, 0),
   });
   const fleet = fleetModule({
     repositories: {

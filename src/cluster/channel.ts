@@ -2,8 +2,8 @@ import pg from 'pg';
 import type { TimerHandle, Timers } from '../platform/clock.js';
 
 /** NOTIFY carries at most 8000 bytes; a batch stays under this, a larger message goes through the outbox. */
-const NOTIFY_LIMIT = 7500;
-const BROADCAST = 'hcs_cluster';
+export const NOTIFY_LIMIT = 7500;
+export const BROADCAST = 'hcs_cluster';
 const direct = (nodeId: string) => `hcs_node_${nodeId}`;
 
 export interface Envelope<M> {

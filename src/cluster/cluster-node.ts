@@ -13,7 +13,7 @@ import type { StateAuthority } from '../domain/state/state-authority.js';
 import type { TimerHandle, Timers } from '../platform/clock.js';
 import { DomainError, wireFailure, type WireFailure } from '../platform/errors.js';
 import type { Database } from '../storage/schema.js';
-import { PgChannel, type ChannelLogger, type Envelope } from './channel.js';
+import { BROADCAST, NOTIFY_LIMIT, PgChannel, type ChannelLogger, type Envelope } from './channel.js';
 
 /** Events every instance keeps to itself: per-instance measurements. */
 const NOT_REPLICATED = new Set<keyof DomainEvents>(['device.command_executed', 'device.command_timed_out']);
@@ -211,14 +211,31 @@ export class ClusterNode {
 
   // --- replication of caches -----------------------------------------------------------------
 
-  /** A token was issued or revoked here: the others adopt or forget it. */
-  tokenChanged(change: { hash: string; op: 'add' | 'del' } | { userId: string; op: 'user' }): void {
-    this.channel.send(undefined, { t: 'tok', ...change } as ClusterMessage);
+  /**
+   * Runs a write and notifies the others in the same transaction: PostgreSQL delivers the
+   * notification when, and only when, the write commits, so an acknowledged write is never
+   * missing from another instance's cache, even if this instance dies right after answering.
+   */
+  async writeAndTell(work: (db: Kysely<Database>) => Promise<void>, message: ClusterMessage): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      await work(trx);
+      let payload = JSON.stringify([{ from: this.id, m: message }]);
+      if (Buffer.byteLength(payload) > NOTIFY_LIMIT) {
+        const row = await trx.insertInto('cluster_outbox').values({ created_at: Date.now(), payload }).returning('id').executeTakeFirstOrThrow();
+        payload = JSON.stringify({ o: Number(row.id) });
+      }
+      await sql`select pg_notify(${BROADCAST}, ${payload})`.execute(trx);
+    });
   }
 
-  /** A document was written here (body) or removed (no body). */
-  documentChanged(kind: string, id: string, body?: unknown): void {
-    this.channel.send(undefined, { t: 'doc', kind, id, ...(body === undefined ? {} : { body }) });
+  /** A token issued or revoked, and the others told: they adopt or forget it. */
+  tokenChanged(work: (db: Kysely<Database>) => Promise<void>, change: { hash: string; op: 'add' | 'del' } | { userId: string; op: 'user' }): Promise<void> {
+    return this.writeAndTell(work, { t: 'tok', ...change } as ClusterMessage);
+  }
+
+  /** A document written (body) or removed (no body), and the others told. */
+  documentChanged(work: (db: Kysely<Database>) => Promise<void>, kind: string, id: string, body?: unknown): Promise<void> {
+    return this.writeAndTell(work, { t: 'doc', kind, id, ...(body === undefined ? {} : { body }) });
   }
 
   watchDocuments(kind: string, listener: (id: string, doc: unknown) => void): () => void {
@@ -290,6 +307,8 @@ export class ClusterNode {
     if (!peer) return;
     this.deps.log.warn({ instance: id, reason }, 'cluster: an instance left');
     const bound = this.bound;
+    // A device it wrote just before dying may not have been told: read them back.
+    bound?.registry.load().catch((err: unknown) => this.deps.log.error({ err }, 'cluster: reloading devices failed'));
     const at = Date.now();
     for (const [instanceId, driverKey] of peer.links) {
       this.deps.events.emit('driver.disconnected', { driverKey, instanceId, reason: `instance ${id} left: ${reason}`, at }, 'replica');

@@ -1,43 +1,40 @@
+import type { Kysely } from 'kysely';
 import type { StoredToken, TokenRepository } from '../domain/auth/model.js';
 import type { DocumentRepository } from '../platform/document-repository.js';
+import type { Database } from '../storage/schema.js';
 import type { ClusterNode } from './cluster-node.js';
 
-/** A document repository whose writes the other instances hear of, and which hears of theirs. */
-export function replicatedDocuments<T extends { id: string }>(inner: DocumentRepository<T>, kind: string, node: ClusterNode): DocumentRepository<T> {
+/**
+ * A document repository whose writes the other instances hear of (in the writing transaction),
+ * and which hears of theirs. `over` builds the plain repository on a connection or transaction.
+ */
+export function replicatedDocuments<T extends { id: string }>(over: (db: Kysely<Database>) => DocumentRepository<T>, db: Kysely<Database>, kind: string, node: ClusterNode): DocumentRepository<T> {
+  const plain = over(db);
   return {
-    list: () => inner.list(),
-    get: (id) => inner.get(id),
-    async save(doc, at) {
-      await inner.save(doc, at);
-      node.documentChanged(kind, doc.id, doc);
-    },
+    list: () => plain.list(),
+    get: (id) => plain.get(id),
+    save: (doc, at) => node.documentChanged((trx) => over(trx).save(doc, at), kind, doc.id, doc),
     async remove(id) {
-      const removed = await inner.remove(id);
-      if (removed) node.documentChanged(kind, id);
+      let removed = false;
+      await node.documentChanged(async (trx) => {
+        removed = await over(trx).remove(id);
+      }, kind, id);
       return removed;
     },
     watch: (listener) => node.watchDocuments(kind, (id, doc) => listener(id, doc as T | undefined)),
   };
 }
 
-/** The token repository, telling the other instances which tokens to adopt or forget. */
-export function replicatedTokens(inner: TokenRepository, node: ClusterNode): TokenRepository {
+/** The token repository, telling the other instances (in the writing transaction) which tokens to adopt or forget. */
+export function replicatedTokens(over: (db: Kysely<Database>) => TokenRepository, db: Kysely<Database>, node: ClusterNode): TokenRepository {
+  const plain = over(db);
   return {
-    async insert(token: StoredToken) {
-      await inner.insert(token);
-      node.tokenChanged({ hash: token.tokenHash, op: 'add' });
-    },
-    listActive: (now) => inner.listActive(now),
-    find: (hash) => inner.find(hash),
-    async delete(hash) {
-      await inner.delete(hash);
-      node.tokenChanged({ hash, op: 'del' });
-    },
-    async deleteForUser(userId) {
-      await inner.deleteForUser(userId);
-      node.tokenChanged({ userId, op: 'user' });
-    },
+    insert: (token: StoredToken) => node.tokenChanged((trx) => over(trx).insert(token), { hash: token.tokenHash, op: 'add' }),
+    listActive: (now) => plain.listActive(now),
+    find: (hash) => plain.find(hash),
+    delete: (hash) => node.tokenChanged((trx) => over(trx).delete(hash), { hash, op: 'del' }),
+    deleteForUser: (userId) => node.tokenChanged((trx) => over(trx).deleteForUser(userId), { userId, op: 'user' }),
     // Expired tokens are refused everywhere by their expiry; nothing to tell.
-    deleteExpired: (now) => inner.deleteExpired(now),
+    deleteExpired: (now) => plain.deleteExpired(now),
   };
 }

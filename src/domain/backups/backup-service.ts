@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { Cron } from 'croner';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { OneAtATime, pathExists } from '../../platform/one-at-a-time.js';
-import type { Clock, Timers } from '../../platform/clock.js';
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { ArchiveReader } from '../drivers/local/packages.js';
 import { backupErrors } from './errors.js';
 
@@ -40,6 +41,22 @@ export interface BackupServiceDeps {
   maxBytes: number;
   /** Restarts the service in its process; absent, a restore takes effect at the next start. */
   restart?: (reason: string) => void;
+  /** Scheduled backups: when (a cron pattern), and how many and how old scheduled backups are kept. */
+  schedule?: BackupSchedule;
+  /**
+   * Claims the scheduled slot due at `scheduledAt` (instances sharing a database race for it):
+   * true when this one takes the backup. Absent, every slot is this process's.
+   */
+  claimSlot?: (scheduledAt: number, at: number) => Promise<boolean>;
+}
+
+export interface BackupSchedule {
+  cron: string;
+  /** Scheduled backups kept, newest first; older ones are deleted after each scheduled backup. */
+  keep: number;
+  /** Scheduled backups older than this are deleted too. */
+  keepDays: number;
+  timezone?: string;
 }
 
 export interface BackupInfo {
@@ -49,6 +66,8 @@ export interface BackupInfo {
   sha256: string;
   /** Where the archive is on the hub. */
   file: string;
+  /** Taken by the schedule (and deleted by its retention), rather than on request. */
+  scheduled: boolean;
 }
 
 export interface BackupManifest {
@@ -59,7 +78,9 @@ export interface BackupManifest {
 }
 
 const FORMAT = 1;
-const NAME = /^hcs-backup-[0-9]{8}-[0-9]{6}(-[0-9]+)?$/;
+const NAME = /^hcs-backup-[0-9]{8}-[0-9]{6}(-[0-9]+)?(-scheduled)?$/;
+const SCHEDULED = '-scheduled';
+const HOUR = 3_600_000;
 const MANIFEST = 'backup.json';
 /** Every engine's copy name: an archive of one is recognised (and refused) on a hub of the other. */
 const DATABASE_FILES = ['database.sqlite', 'database.jsonl'];
@@ -80,6 +101,8 @@ export class BackupService {
   /** One at a time: two of them must not interleave their renames. */
   private readonly exclusive = new OneAtATime(() => backupErrors.BACKUP_BUSY());
   private readonly dir: string;
+  private scheduleTimer: TimerHandle | undefined;
+  private cron: Cron | undefined;
 
   constructor(private readonly deps: BackupServiceDeps) {
     this.dir = path.join(deps.dataDir, 'backups');
@@ -89,12 +112,13 @@ export class BackupService {
     return this.deps.database.fileName;
   }
 
-  create(): Promise<BackupInfo> {
+  create(options: { scheduled?: boolean } = {}): Promise<BackupInfo> {
     return this.exclusive.run(async () => {
       await fs.mkdir(this.dir, { recursive: true });
       const now = this.deps.clock.now();
-      let name = `hcs-backup-${stamp(now)}`;
-      for (let n = 2; await pathExists(path.join(this.dir, `${name}.tar.gz`)); n++) name = `hcs-backup-${stamp(now)}-${n}`;
+      const suffix = options.scheduled ? SCHEDULED : '';
+      let name = `hcs-backup-${stamp(now)}${suffix}`;
+      for (let n = 2; await pathExists(path.join(this.dir, `${name}.tar.gz`)); n++) name = `hcs-backup-${stamp(now)}-${n}${suffix}`;
       const work = path.join(this.dir, `.tmp-${randomBytes(4).toString('hex')}`);
       try {
         await fs.mkdir(work, { recursive: true });
@@ -123,6 +147,66 @@ export class BackupService {
         await fs.rm(work, { recursive: true, force: true });
       }
     });
+  }
+
+  /** Arms the schedule, if one is set: the next slot of its cron pattern, then the one after. */
+  startSchedule(): void {
+    const schedule = this.deps.schedule;
+    if (!schedule) return;
+    this.cron = new Cron(schedule.cron, { paused: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) });
+    this.armSchedule(this.deps.clock.now());
+  }
+
+  stopSchedule(): void {
+    this.deps.timers.clearTimeout(this.scheduleTimer);
+    this.scheduleTimer = undefined;
+    this.cron = undefined;
+  }
+
+  /** The schedule with its retention and next slot, or null when none is set. */
+  scheduleInfo(): { cron: string; keep: number; keepDays: number; nextAt: number | null } | null {
+    const s = this.deps.schedule;
+    if (!s) return null;
+    return { cron: s.cron, keep: s.keep, keepDays: s.keepDays, nextAt: this.cron?.nextRun(new Date(this.deps.clock.now()))?.getTime() ?? null };
+  }
+
+  private armSchedule(after: number): void {
+    const cron = this.cron;
+    const slot = cron?.nextRun(new Date(after))?.getTime();
+    if (!cron || slot === undefined) return;
+    const wait = () => {
+      const now = this.deps.clock.now();
+      // Long waits in steps of an hour at most: the wall clock may be set meanwhile.
+      if (now < slot) this.scheduleTimer = this.deps.timers.setTimeout(wait, Math.min(slot - now, HOUR));
+      else void this.runScheduled(slot).finally(() => this.cron === cron && this.armSchedule(Math.max(slot, this.deps.clock.now())));
+    };
+    wait();
+  }
+
+  private async runScheduled(slot: number): Promise<void> {
+    try {
+      if (this.deps.claimSlot && !(await this.deps.claimSlot(slot, this.deps.clock.now()))) return;
+      const info = await this.create({ scheduled: true });
+      const removed = await this.applyRetention();
+      this.deps.log.info({ backup: info.name, removed }, 'scheduled backup taken');
+    } catch (err) {
+      this.deps.log.warn({ err }, 'scheduled backup failed');
+    }
+  }
+
+  /** Deletes scheduled backups beyond the newest `keep` or older than `keepDays`; returns their names. */
+  async applyRetention(): Promise<string[]> {
+    const schedule = this.deps.schedule;
+    if (!schedule) return [];
+    const oldest = this.deps.clock.now() - schedule.keepDays * 86_400_000;
+    const scheduled = (await this.list()).filter((b) => b.scheduled);
+    const removed: string[] = [];
+    for (const [i, backup] of scheduled.entries()) {
+      if (i < schedule.keep && backup.createdAt >= oldest) continue;
+      await this.remove(backup.name);
+      removed.push(backup.name);
+    }
+    return removed;
   }
 
   async list(): Promise<BackupInfo[]> {
@@ -228,7 +312,7 @@ export class BackupService {
       known = { bytes: stat.size, mtimeMs: stat.mtimeMs, sha256: hash.digest('hex') };
       this.checksums.set(file, known);
     }
-    return { name, bytes: stat.size, createdAt: Math.round(stat.mtimeMs), sha256: known.sha256, file };
+    return { name, bytes: stat.size, createdAt: Math.round(stat.mtimeMs), sha256: known.sha256, file, scheduled: name.endsWith(SCHEDULED) };
   }
 }
 

@@ -10,5 +10,11 @@ export function backupsModule(deps: BackupServiceDeps) {
     needs: ['storage'],
     backups,
     operations: { backups: backupOperations(backups) },
+    async start() {
+      backups.startSchedule();
+    },
+    async stop() {
+      backups.stopSchedule();
+    },
   });
 }

@@ -2,14 +2,24 @@ import { Type } from 'typebox';
 import { ADMIN_ACCOUNT, defineOperation } from '../../platform/operations.js';
 import type { BackupService } from './backup-service.js';
 
-const BackupName = Type.String({ pattern: '^hcs-backup-[0-9]{8}-[0-9]{6}(-[0-9]+)?$', maxLength: 40 });
+const BackupName = Type.String({ pattern: '^hcs-backup-[0-9]{8}-[0-9]{6}(-[0-9]+)?(-scheduled)?$', maxLength: 50 });
 const BackupInfo = Type.Object({
   name: BackupName,
   bytes: Type.Integer(),
   createdAt: Type.Integer({ description: 'Epoch ms.' }),
   sha256: Type.String(),
   file: Type.String({ description: 'Where the archive is on the hub.' }),
+  scheduled: Type.Boolean({ description: 'Taken by the schedule (BACKUP_SCHEDULE) and subject to its retention (BACKUP_KEEP, BACKUP_KEEP_DAYS); backups taken on request are kept until removed.' }),
 });
+const Schedule = Type.Union([
+  Type.Object({
+    cron: Type.String({ description: 'BACKUP_SCHEDULE: a cron pattern.' }),
+    keep: Type.Integer({ description: 'BACKUP_KEEP: scheduled backups kept, newest first.' }),
+    keepDays: Type.Integer({ description: 'BACKUP_KEEP_DAYS: scheduled backups older than this are deleted.' }),
+    nextAt: Type.Union([Type.Integer(), Type.Null()], { description: 'When the next scheduled backup is due (epoch ms).' }),
+  }),
+  Type.Null(),
+]);
 
 export function backupOperations(backups: BackupService) {
   return {
@@ -25,12 +35,12 @@ export function backupOperations(backups: BackupService) {
     }),
     list: defineOperation({
       name: 'backups.list',
-      summary: 'The backups kept on this hub, newest first.',
+      summary: 'The backups kept on this hub, newest first, and the schedule with its retention (null when none is set).',
       access: ADMIN_ACCOUNT,
       input: Type.Object({}),
-      output: Type.Object({ backups: Type.Array(BackupInfo) }),
+      output: Type.Object({ backups: Type.Array(BackupInfo), schedule: Schedule }),
       async handler() {
-        return { backups: await backups.list() };
+        return { backups: await backups.list(), schedule: backups.scheduleInfo() };
       },
     }),
     get: defineOperation({

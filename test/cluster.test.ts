@@ -1,0 +1,149 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildService, spawnServer, type ChildServer } from './support/child.js';
+import { createTestDatabase } from './support/postgres.js';
+import { ADMIN } from './support/server.js';
+import { SseClient } from './support/sse-client.js';
+import { eventually, TestDriver } from './support/ws-driver.js';
+
+/**
+ * Two service processes on one embedded PostgreSQL database, on loopback: A and B share the
+ * database and the drivers folder, as a deployment behind a load balancer would.
+ */
+const LEASE_MS = 1500;
+const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/drivers');
+
+type Json = Record<string, unknown>;
+const children: ChildServer[] = [];
+const dirs: string[] = [];
+const closers: Array<() => void> = [];
+
+afterAll(() => {
+  for (const close of closers) close();
+  for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+beforeAll(() => buildService(), 180_000);
+
+const tmp = (prefix: string) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+};
+
+async function call(base: string, method: string, p: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${base}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
+}
+
+describe('two instances on one PostgreSQL database', () => {
+  it('share drivers, commands, state, timers and acknowledged writes, and survive one being killed', async () => {
+    const driversDir = tmp('hcs-cluster-drivers-');
+    fs.cpSync(path.join(FIXTURES, 'js-lamp'), path.join(driversDir, 'js-lamp'), { recursive: true });
+    const shared = { DATABASE_URL: await createTestDatabase(), DRIVERS_DIR: driversDir, ADMIN_PASSWORD: ADMIN.password, CLUSTER_LEASE_MS: String(LEASE_MS) };
+
+    const a = await spawnServer({ ...shared, DATA_DIR: tmp('hcs-cluster-a-') });
+    children.push(a);
+    const login = await fetch(`${a.url}/app/os/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const { accessToken: token } = (await login.json()) as { accessToken: string };
+    const lampRunningOn = async (base: string) => {
+      const { body } = await call(base, 'GET', '/v1/os/drivers', token);
+      return (body.local as Array<{ driverKey: string; status: string; pid?: number; runsOn?: string }>).find((d) => d.driverKey === 'js-lamp');
+    };
+    await eventually(async () => (await lampRunningOn(a.url))?.status === 'running', 10_000, 'js-lamp running on A');
+
+    const b = await spawnServer({ ...shared, DATA_DIR: tmp('hcs-cluster-b-') });
+    children.push(b);
+    // A token A issued works on B; the local driver runs once: on A, with B standing by.
+    const onB = await lampRunningOn(b.url);
+    expect(onB).toMatchObject({ status: 'standby' });
+    expect(onB?.runsOn).toMatch(/^[0-9a-f]{16}$/);
+
+    // A driver connects to A; its device shows up on B.
+    const driver = await TestDriver.register(`${a.url.replace('http', 'ws')}/driver`, 'ext-switch');
+    closers.push(() => driver.close());
+    driver.serveActions((action) => {
+      if (action.command === 'fail') throw new Error('refused by the switch');
+      driver.send({ type: 'STATE_UPDATE', deviceId: 'sw1', state: { on: action.command === 'turn_on' } });
+      return { done: action.command };
+    });
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'sw1', name: 'Switch', category: 'switch', commands: ['turn_on', 'turn_off', 'fail'], state: { on: false } } });
+    const switchId = await eventually(async () => {
+      const { body } = await call(b.url, 'GET', '/v1/os/devices', token);
+      return (body.devices as Array<{ id: string; driverDeviceId: string }>).find((d) => d.driverDeviceId === 'sw1')?.id;
+    }, 5000, 'the switch listed on B');
+
+    // An SSE client on B, a REST command to B: the command reaches the driver on A, the state comes back to B.
+    const sse = await SseClient.open(`${b.url}/v1/os/state/stream?accessToken=${token}`);
+    closers.push(() => sse.close());
+    expect(sse.status).toBe(200);
+    await sse.next((e) => e.event === 'snapshot');
+    const command = await call(b.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'turn_on' });
+    expect(command.status, JSON.stringify(command.body)).toBe(200);
+    expect(JSON.stringify(command.body)).toContain('turn_on');
+    const seen = await sse.next((e) => e.event === 'state' && (e.data as { deviceId?: string }).deviceId === switchId && JSON.stringify(e.data).includes('"on":true'));
+    expect(seen).toBeDefined();
+    const snapshot = await call(b.url, 'GET', '/v1/os/state/snapshot', token);
+    expect(JSON.stringify(snapshot.body)).toContain('"on":true');
+    // Errors keep their meaning through the forwarding instance.
+    const direct = await call(a.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'fail' });
+    const forwarded = await call(b.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'fail' });
+    expect(forwarded.status).toBe(direct.status);
+    expect((forwarded.body.error as Json).code).toBe((direct.body.error as Json).code);
+
+    // A timer program saved on B is armed on both; each slot fires once.
+    const program = await call(b.url, 'POST', '/v1/os/programs/save', token, { name: 'Tick', steps: [{ type: 'delay', ms: 1 }], timer: { kind: 'interval', everyMs: 1000, enabled: true } });
+    expect(program.status, JSON.stringify(program.body)).toBe(200);
+    // Armed on A too (the program came to it from B), so both race for every slot.
+    const armedOnA = await eventually(async () => (await call(a.url, 'GET', `/v1/os/programs/${String(program.body.id)}`, token)).body.nextFireAt, 3000, 'the timer armed on A');
+    expect(typeof armedOnA).toBe('number');
+    await new Promise((r) => setTimeout(r, 4300));
+    await call(a.url, 'POST', `/v1/os/programs/${String(program.body.id)}/timer`, token, { timer: null });
+    const { body: history } = await call(a.url, 'GET', `/v1/os/programs/${String(program.body.id)}/runs?limit=50`, token);
+    const starts = (history.runs as Array<{ startedAt: number; trigger: string }>).filter((r) => r.trigger === 'timer').map((r) => r.startedAt).sort((x, y) => x - y);
+    expect(starts.length).toBeGreaterThanOrEqual(3);
+    expect(starts.length).toBeLessThanOrEqual(5);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThan(700);
+
+    // A write A acknowledged, then A dies without a word.
+    const space = await call(a.url, 'POST', '/v1/os/spaces/save', token, { name: 'Acknowledged on A' });
+    expect(space.status).toBe(200);
+    const killedAt = Date.now();
+    a.proc.kill('SIGKILL');
+    await a.exited;
+
+    // B takes the local driver over within the lease (plus a heartbeat and the start of the process).
+    const running = await eventually(async () => {
+      const lamp = await lampRunningOn(b.url);
+      return lamp?.status === 'running' && lamp.pid ? lamp : undefined;
+    }, LEASE_MS * 4, 'js-lamp running on B');
+    const takeoverMs = Date.now() - killedAt;
+    expect(takeoverMs).toBeLessThan(LEASE_MS + LEASE_MS / 3 + 2000);
+    expect(running.pid).toBeGreaterThan(0);
+    const lampId = await eventually(async () => {
+      const { body } = await call(b.url, 'GET', '/v1/os/devices', token);
+      return (body.devices as Array<{ id: string; driverKey: string }>).find((d) => d.driverKey === 'js-lamp')?.id;
+    }, 5000, 'the lamp listed on B');
+    const toggled = await call(b.url, 'POST', `/v1/os/devices/${lampId}/command`, token, { command: 'toggle' });
+    expect(toggled.status, JSON.stringify(toggled.body)).toBe(200);
+
+    // Nothing acknowledged is lost, and the driver that was on A is seen gone.
+    const kept = await call(b.url, 'GET', `/v1/os/spaces/${String(space.body.id)}`, token);
+    expect(kept.status).toBe(200);
+    expect(kept.body.name).toBe('Acknowledged on A');
+    await eventually(async () => {
+      const { body } = await call(b.url, 'GET', `/v1/os/devices/${switchId}`, token);
+      return JSON.stringify(body).includes('"online":false');
+    }, LEASE_MS * 4, 'the switch offline on B');
+    const orphan = await call(b.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'turn_off' });
+    expect(orphan.status).toBe(503);
+  }, 60_000);
+});
