@@ -235,83 +235,94 @@ async function waitApplied(service: ServiceHandle, session: Session, hubIds: str
   throw new Error(`state updates: ${behind} devices still behind ${timeoutMs} ms after the flood`);
 }
 
+/**
+ * Floods `service` with STATE_UPDATEs from one bench driver over `floodDevices` devices and measures
+ * how many it absorbed per second (sent / time until GET /state/snapshot shows every last update).
+ * Shared with the PostgreSQL benchmark, which runs it on both engines in one run.
+ */
+export async function measureStateAbsorption(ctx: BenchmarkContext, service: ServiceHandle, session: Session, instanceId: string) {
+  const { settings } = ctx;
+  const { floodSeconds, floodDevices } = settings.devices;
+  const driver = await startBenchDriver(service, instanceId);
+  try {
+    await discoverDevices(service, session, driver, { instanceId, prefix: 'st-', count: floodDevices, batch: 500 });
+    const byDriverId = await hubIdsByDriverId(service, session);
+    const driverIds = Array.from({ length: floodDevices }, (_, i) => `st-${i}`);
+    const hubIds = driverIds.map((d) => byDriverId.get(d)!);
+    const participants: Participant[] = [
+      { label: 'service', pid: service.pid },
+      { label: 'driver', pid: driver.pid },
+    ];
+    const flood = async (seconds: number) => {
+      const f = await driver.call<FloodResult>('flood', { deviceIds: driverIds, seconds }, (seconds + 60) * 1000);
+      const applied = await waitApplied(service, session, hubIds, f.finalCounts, 120_000);
+      return { ...f, ...applied };
+    };
+    if (settings.warmupSeconds > 0) {
+      ctx.progress(`  state-updates: ${settings.warmupSeconds} s warm-up flood (discarded)`);
+      await flood(settings.warmupSeconds);
+    }
+    ctx.progress(`  state-updates: ${floodSeconds} s flood over ${floodDevices} devices`);
+    const r = await undisturbed(ctx, 'state-updates', async (busy) => {
+      const measured = await measureWindow(participants, () => flood(floodSeconds), busy);
+      return { flood: measured.result, window: measured.window };
+    });
+    const drv = await driver.call<DriverStats>('stats', {});
+    const f = r.flood;
+    const absorbSeconds = (f.appliedAt - f.startedAt) / 1000;
+    const serverCpu = r.window.cpuSeconds.service ?? null;
+    return {
+      devices: floodDevices,
+      floodSeconds,
+      sent: f.sent,
+      polls: f.polls,
+      driverSendPerSecond: f.sent / f.sendSeconds,
+      absorbSeconds,
+      absorbedPerSecond: f.sent / absorbSeconds,
+      lagAfterLastSendMs: f.appliedAt - f.endedAt,
+      serverCpuMicrosPerUpdate: serverCpu === null ? null : (serverCpu / f.sent) * 1e6,
+      driverStatusErrors: drv.statusErrors,
+      window: r.window,
+      attempts: r.attempts,
+      disturbed: r.disturbed,
+    };
+  } finally {
+    await driver.stop();
+  }
+}
+
+/** One row of the absorption table (see `measureStateAbsorption`). */
+export function absorptionRow(m: Awaited<ReturnType<typeof measureStateAbsorption>>): string[] {
+  return [
+    format.int(m.sent),
+    format.int(m.driverSendPerSecond),
+    m.absorbSeconds.toFixed(2),
+    format.int(m.absorbedPerSecond),
+    format.int(m.lagAfterLastSendMs),
+    format.fixed(1)(m.serverCpuMicrosPerUpdate),
+    cores(m.window, 'service'),
+    cores(m.window, 'driver'),
+    format.fixed(2)(m.window.otherCpuCores),
+    MiB(m.window.rssBytes.service),
+  ];
+}
+
+export const ABSORPTION_HEADER = ['sent', 'driver send/s', 'applied after s', 'absorbed/s', 'lag after last send ms', 'srv CPU µs/update', 'srv cores', 'driver cores', 'other cores', 'srv RSS MiB'];
+
 async function stateUpdatesCase(ctx: BenchmarkContext) {
   const { settings } = ctx;
   const { floodSeconds, floodDevices } = settings.devices;
   return withService(ctx, async (service, session) => {
-    const driver = await startBenchDriver(service, 'bench-state');
-    try {
-      await discoverDevices(service, session, driver, { instanceId: 'bench-state', prefix: 'st-', count: floodDevices, batch: 500 });
-      const byDriverId = await hubIdsByDriverId(service, session);
-      const driverIds = Array.from({ length: floodDevices }, (_, i) => `st-${i}`);
-      const hubIds = driverIds.map((d) => byDriverId.get(d)!);
-      const participants: Participant[] = [
-        { label: 'service', pid: service.pid },
-        { label: 'driver', pid: driver.pid },
-      ];
-      const flood = async (seconds: number) => {
-        const f = await driver.call<FloodResult>('flood', { deviceIds: driverIds, seconds }, (seconds + 60) * 1000);
-        const applied = await waitApplied(service, session, hubIds, f.finalCounts, 120_000);
-        return { ...f, ...applied };
-      };
-      if (settings.warmupSeconds > 0) {
-        ctx.progress(`  state-updates: ${settings.warmupSeconds} s warm-up flood (discarded)`);
-        await flood(settings.warmupSeconds);
-      }
-      ctx.progress(`  state-updates: ${floodSeconds} s flood over ${floodDevices} devices`);
-      const r = await undisturbed(ctx, 'state-updates', async (busy) => {
-        const measured = await measureWindow(participants, () => flood(floodSeconds), busy);
-        return { flood: measured.result, window: measured.window };
-      });
-      const drv = await driver.call<DriverStats>('stats', {});
-      const f = r.flood;
-      const absorbSeconds = (f.appliedAt - f.startedAt) / 1000;
-      const absorbedPerSecond = f.sent / absorbSeconds;
-      const sendRate = f.sent / f.sendSeconds;
-      const serverCpu = r.window.cpuSeconds.service ?? null;
-      ctx.print(`\n### state updates absorbed from one WebSocket driver (${floodDevices} devices, ${floodSeconds} s flood)`);
-      ctx.print(
-        table(
-          ['sent', 'driver send/s', 'applied after s', 'absorbed/s', 'lag after last send ms', 'srv CPU µs/update', 'srv cores', 'driver cores', 'other cores', 'srv RSS MiB'],
-          [
-            [
-              format.int(f.sent),
-              format.int(sendRate),
-              absorbSeconds.toFixed(2),
-              format.int(absorbedPerSecond),
-              format.int(f.appliedAt - f.endedAt),
-              format.fixed(1)(serverCpu === null ? null : (serverCpu / f.sent) * 1e6),
-              cores(r.window, 'service'),
-              cores(r.window, 'driver'),
-              format.fixed(2)(r.window.otherCpuCores),
-              MiB(r.window.rssBytes.service),
-            ],
-          ],
-        ),
-      );
-      ctx.print(
-        `every device's last update was seen applied in GET /state/snapshot after ${f.polls} polls; driver status errors: ${drv.statusErrors}; ${otherNote(r.window, settings.quietMaxBusyCores)}${r.attempts > 1 ? ` (best of ${r.attempts} attempts)` : ''}`,
-      );
-      const passed = absorbedPerSecond >= DEVICES_TARGETS.minStateUpdatesPerSecond && drv.statusErrors === 0;
-      ctx.print(`state updates absorbed = ${format.int(absorbedPerSecond)}/s → ${passed ? 'PASS' : 'FAIL'} (target ≥ ${format.int(DEVICES_TARGETS.minStateUpdatesPerSecond)}/s)`);
-      return {
-        passed,
-        devices: floodDevices,
-        floodSeconds,
-        sent: f.sent,
-        driverSendPerSecond: sendRate,
-        absorbSeconds,
-        absorbedPerSecond,
-        lagAfterLastSendMs: f.appliedAt - f.endedAt,
-        serverCpuMicrosPerUpdate: serverCpu === null ? null : (serverCpu / f.sent) * 1e6,
-        driverStatusErrors: drv.statusErrors,
-        window: r.window,
-        attempts: r.attempts,
-        disturbed: r.disturbed,
-      };
-    } finally {
-      await driver.stop();
-    }
+    const m = await measureStateAbsorption(ctx, service, session, 'bench-state');
+    ctx.print(`\n### state updates absorbed from one WebSocket driver (${floodDevices} devices, ${floodSeconds} s flood)`);
+    ctx.print(table(ABSORPTION_HEADER, [absorptionRow(m)]));
+    ctx.print(
+      `every device's last update was seen applied in GET /state/snapshot after ${m.polls} polls; driver status errors: ${m.driverStatusErrors}; ${otherNote(m.window, settings.quietMaxBusyCores)}${m.attempts > 1 ? ` (best of ${m.attempts} attempts)` : ''}`,
+    );
+    const passed = m.absorbedPerSecond >= DEVICES_TARGETS.minStateUpdatesPerSecond && m.driverStatusErrors === 0;
+    ctx.print(`state updates absorbed = ${format.int(m.absorbedPerSecond)}/s → ${passed ? 'PASS' : 'FAIL'} (target ≥ ${format.int(DEVICES_TARGETS.minStateUpdatesPerSecond)}/s)`);
+    const { polls: _polls, ...figures } = m;
+    return { passed, ...figures };
   });
 }
 

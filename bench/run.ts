@@ -10,6 +10,7 @@ import { devicesBenchmark } from './devices.js';
 import { httpBenchmark } from './http.js';
 import { mediaBenchmark } from './media.js';
 import { musicBenchmark } from './music.js';
+import { postgresBenchmark } from './postgres.js';
 import { hubCommandBenchmark } from './hub-command.js';
 import { programsBenchmark } from './programs.js';
 import { startupBenchmark } from './startup.js';
@@ -20,7 +21,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark];
 
 /** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
 function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {

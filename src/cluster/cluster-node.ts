@@ -94,6 +94,8 @@ export class ClusterNode {
   private heartbeat: TimerHandle | undefined;
   private readonly owner = {};
   private running = false;
+  private readonly pendingStates = new Map<string, DomainEvents['device.state_changed']>();
+  private statesFlush: NodeJS.Immediate | undefined;
 
   constructor(private readonly deps: ClusterNodeDeps) {
     this.channel = new PgChannel<ClusterMessage>(deps.url, this.id, deps.pool, (e) => this.receive(e), deps.log, deps.timers, () => this.channel.send(undefined, { t: 'hello' }));
@@ -114,7 +116,10 @@ export class ClusterNode {
     await this.channel.start();
     this.running = true;
     this.deps.events.onAny(this.owner, (event, payload, origin) => {
-      if (origin === 'local' && !NOT_REPLICATED.has(event)) this.channel.send(undefined, { t: 'ev', e: event, p: payload });
+      if (origin !== 'local' || NOT_REPLICATED.has(event)) return;
+      if (event === 'device.state_changed') return this.coalesceState(payload as DomainEvents['device.state_changed']);
+      this.flushStates();
+      this.channel.send(undefined, { t: 'ev', e: event, p: payload });
     });
     this.beat();
     this.deps.log.info({ instance: this.id }, 'cluster: this instance joined');
@@ -130,6 +135,7 @@ export class ClusterNode {
     this.running = false;
     this.deps.timers.clearTimeout(this.heartbeat);
     this.deps.events.removeOwner(this.owner);
+    this.flushStates();
     this.channel.send(undefined, { t: 'bye' });
     for (const [id, f] of this.forwarded) {
       this.deps.timers.clearTimeout(f.timer);
@@ -246,6 +252,25 @@ export class ClusterNode {
   }
 
   // --- internals -----------------------------------------------------------------------------
+
+  /**
+   * A device's state changes within one turn of the event loop travel as one: its last full
+   * state with the partial changes merged (a driver flooding updates costs the others one
+   * message per device per turn, not one per update). Any other event sends them first, so the
+   * order of what a device went through is kept.
+   */
+  private coalesceState(e: DomainEvents['device.state_changed']): void {
+    const pending = this.pendingStates.get(e.deviceId);
+    this.pendingStates.set(e.deviceId, pending ? { ...e, changed: { ...pending.changed, ...e.changed } } : e);
+    this.statesFlush ??= setImmediate(() => this.flushStates());
+  }
+
+  private flushStates(): void {
+    if (this.statesFlush) clearImmediate(this.statesFlush);
+    this.statesFlush = undefined;
+    for (const e of this.pendingStates.values()) this.channel.send(undefined, { t: 'ev', e: 'device.state_changed', p: e });
+    this.pendingStates.clear();
+  }
 
   private peerHolding(driverKey: string): string | undefined {
     for (const [id, peer] of this.peers) for (const key of peer.links.values()) if (key === driverKey) return id;
