@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildService, spawnServer, type ChildServer } from './support/child.js';
 import { createTestDatabase } from './support/postgres.js';
@@ -86,6 +87,22 @@ describe('two instances on one PostgreSQL database', () => {
     closers.push(() => sse.close());
     expect(sse.status).toBe(200);
     await sse.next((e) => e.event === 'snapshot');
+    // ... and a Socket.IO client on B, both on /socket/device-state and on a namespace A broadcasts to.
+    const sockets: Socket[] = [];
+    const socketOn = (base: string, namespace: string) => {
+      const s = connect(`${base}${namespace}`, { transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
+      sockets.push(s);
+      closers.push(() => s.disconnect());
+      return s;
+    };
+    const stateOnB = socketOn(b.url, '/socket/device-state');
+    const stateUpdates: unknown[] = [];
+    stateOnB.on('device:state:update', (u: unknown) => stateUpdates.push(u));
+    await new Promise<void>((resolve) => stateOnB.once('device:state:snapshot', () => resolve()));
+    const designerOnB = socketOn(b.url, '/socket/designer');
+    const designs: Array<{ profile: { id: string } }> = [];
+    designerOnB.on('designer:published', (d: { profile: { id: string } }) => designs.push(d));
+    await eventually(() => designs.length === 1, 5000, 'the designer snapshot on B');
     const command = await call(b.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'turn_on' });
     expect(command.status, JSON.stringify(command.body)).toBe(200);
     expect(JSON.stringify(command.body)).toContain('turn_on');
@@ -93,6 +110,13 @@ describe('two instances on one PostgreSQL database', () => {
     expect(seen).toBeDefined();
     const snapshot = await call(b.url, 'GET', '/v1/os/state/snapshot', token);
     expect(JSON.stringify(snapshot.body)).toContain('"on":true');
+    await eventually(() => stateUpdates.some((u) => JSON.stringify(u).includes(switchId) && JSON.stringify(u).includes('"on":true')), 5000, 'the state on B over Socket.IO');
+    // A broadcast made on A reaches B's socket through the PostgreSQL adapter, once.
+    expect((await call(a.url, 'POST', '/v1/os/design-profiles/select', token, { profileId: 'midnight' })).status).toBe(200);
+    await eventually(() => designs.some((d) => d.profile.id === 'midnight'), 5000, 'the design published on A, on B');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(designs.filter((d) => d.profile.id === 'midnight')).toHaveLength(1);
+    expect(((await call(b.url, 'GET', '/v1/os/design-profiles', token)).body.profiles as Array<{ id: string; active: boolean }>).find((p) => p.active)?.id).toBe('midnight');
     // Errors keep their meaning through the forwarding instance.
     const direct = await call(a.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'fail' });
     const forwarded = await call(b.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'fail' });

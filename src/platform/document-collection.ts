@@ -13,6 +13,7 @@ type Stamped = { id: string; createdAt: number; updatedAt: number };
 export class DocumentCollection<T extends Stamped> {
   private readonly items = new Map<string, T>();
   private unwatch: (() => void) | undefined;
+  private readonly followers = new Set<(id: string, before: T | undefined, after: T | undefined) => void>();
 
   constructor(
     private readonly repo: DocumentRepository<T>,
@@ -23,8 +24,18 @@ export class DocumentCollection<T extends Stamped> {
 
   async load(): Promise<void> {
     // Subscribed first: a change made elsewhere while the list is read is not lost.
-    this.unwatch ??= this.repo.watch?.((id, doc) => (doc ? this.items.set(id, doc) : this.items.delete(id)));
+    this.unwatch ??= this.repo.watch?.((id, doc) => {
+      const before = this.items.get(id);
+      if (doc) this.items.set(id, doc);
+      else this.items.delete(id);
+      for (const follower of this.followers) follower(id, before, doc);
+    });
     for (const item of await this.repo.list()) this.items.set(item.id, item);
+  }
+
+  /** Calls `follower` after a change another writer made (see `DocumentRepository.watch`) is applied here. */
+  followChanges(follower: (id: string, before: T | undefined, after: T | undefined) => void): void {
+    this.followers.add(follower);
   }
 
   list(): T[] {

@@ -29,11 +29,15 @@ export class PreferencesService {
   ) {}
 
   async load(): Promise<void> {
-    const stored = await this.repo.get('home');
-    if (stored) {
-      const { id: _id, ...prefs } = stored;
-      this.current = { ...DEFAULT_PREFERENCES, ...prefs };
-    }
+    // Written by another instance sharing the database: followed here.
+    this.repo.watch?.((id, doc) => id === 'home' && this.adopt(doc));
+    this.adopt(await this.repo.get('home'));
+  }
+
+  private adopt(stored: (HomePreferences & { id: string }) | undefined): void {
+    if (!stored) return;
+    const { id: _id, ...prefs } = stored;
+    this.current = { ...DEFAULT_PREFERENCES, ...prefs };
   }
 
   get(): HomePreferences {
@@ -116,6 +120,9 @@ export class DesignService {
   ) {}
 
   async load(): Promise<void> {
+    this.repo.watch?.((id, doc) => {
+      if (id === 'active') this.selected = doc;
+    });
     this.selected = await this.repo.get('active');
   }
 

@@ -23,6 +23,11 @@ export class RemoteDirectory implements Authenticator {
   ) {}
 
   async load(): Promise<void> {
+    // Remotes paired or revoked on another instance sharing the database.
+    this.remotes.followChanges((id, before, after) => {
+      if (before) this.byTokenHash.delete(before.tokenHash);
+      if (after) this.byTokenHash.set(after.tokenHash, id);
+    });
     await this.remotes.load();
     for (const remote of this.remotes.list()) this.byTokenHash.set(remote.tokenHash, remote.id);
   }
