@@ -49,7 +49,7 @@ describe('two instances on one PostgreSQL database', () => {
   it('share drivers, commands, state, timers and acknowledged writes, and survive one being killed', async () => {
     const driversDir = tmp('hcs-cluster-drivers-');
     fs.cpSync(path.join(FIXTURES, 'js-lamp'), path.join(driversDir, 'js-lamp'), { recursive: true });
-    const shared = { DATABASE_URL: await createTestDatabase(), DRIVERS_DIR: driversDir, ADMIN_PASSWORD: ADMIN.password, CLUSTER_LEASE_MS: String(LEASE_MS) };
+    const shared = { DATABASE_URL: await createTestDatabase(), DRIVERS_DIR: driversDir, ADMIN_PASSWORD: ADMIN.password, CLUSTER_LEASE_MS: String(LEASE_MS), METRICS_ACCESS: 'loopback' };
 
     const a = await spawnServer({ ...shared, DATA_DIR: tmp('hcs-cluster-a-') });
     children.push(a);
@@ -122,6 +122,10 @@ describe('two instances on one PostgreSQL database', () => {
     const forwarded = await call(b.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'fail' });
     expect(forwarded.status).toBe(direct.status);
     expect((forwarded.body.error as Json).code).toBe((direct.body.error as Json).code);
+    const metricsOfB = await (await fetch(`${b.url}/metrics`)).text();
+    expect(metricsOfB).toMatch(/^hcs_cluster_peers 1$/m);
+    expect(metricsOfB).toMatch(/^hcs_cluster_forwarded_commands 2$/m);
+    expect(await (await fetch(`${a.url}/metrics`)).text()).toMatch(/^hcs_cluster_commands_run_for_others 2$/m);
 
     // A timer program saved on B is armed on both; each slot fires once.
     const program = await call(b.url, 'POST', '/v1/os/programs/save', token, { name: 'Tick', steps: [{ type: 'delay', ms: 1 }], timer: { kind: 'interval', everyMs: 1000, enabled: true } });

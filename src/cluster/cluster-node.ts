@@ -96,6 +96,8 @@ export class ClusterNode {
   private running = false;
   private readonly pendingStates = new Map<string, DomainEvents['device.state_changed']>();
   private statesFlush: NodeJS.Immediate | undefined;
+  private forwardedTotal = 0;
+  private ranTotal = 0;
 
   constructor(private readonly deps: ClusterNodeDeps) {
     this.channel = new PgChannel<ClusterMessage>(deps.url, this.id, deps.pool, (e) => this.receive(e), deps.log, deps.timers, () => this.channel.send(undefined, { t: 'hello' }));
@@ -153,6 +155,11 @@ export class ClusterNode {
     return [...this.peers.keys()];
   }
 
+  /** Figures for the metrics: instances seen, leases held, commands forwarded and run for others. */
+  stats(): { peers: number; leasesHeld: number; forwarded: number; forwardedPending: number; ranForOthers: number } {
+    return { peers: this.peers.size, leasesHeld: this.held.size, forwarded: this.forwardedTotal, forwardedPending: this.forwarded.size, ranForOthers: this.ranTotal };
+  }
+
   /** Commands for drivers linked to other instances (the driver manager's remote route). */
   readonly remoteDrivers: RemoteDrivers = {
     holds: (driverKey) => this.peerHolding(driverKey) !== undefined,
@@ -174,6 +181,7 @@ export class ClusterNode {
     const peer = this.peerHolding(device.driverKey);
     if (!peer) return Promise.reject(driverErrors.DRIVER_OFFLINE({ driverKey: device.driverKey }, { details: { deviceId: device.id, driverKey: device.driverKey }, retryAfterSeconds: 5 }));
     const id = randomUUID();
+    this.forwardedTotal++;
     const waitMs = (options.timeoutMs ?? this.deps.settings.leaseMs) + this.deps.settings.forwardMarginMs;
     return new Promise((resolve, reject) => {
       const timer = this.deps.timers.setTimeout(() => {
@@ -450,6 +458,7 @@ export class ClusterNode {
       const err = driverErrors.DRIVER_OFFLINE({ driverKey: key }, { details: { deviceId: m.deviceId, driverKey: key }, retryAfterSeconds: 5 });
       return reply({ ok: false, error: wireFailure.from(err) });
     }
+    this.ranTotal++;
     // Not awaited: the next message (another command, a state change) is handled meanwhile.
     drivers.execute(device, m.command, m.params, { ...(m.timeoutMs !== undefined ? { timeoutMs: m.timeoutMs } : {}), ...(m.kind ? { kind: m.kind } : {}) }).then(
       (result) => reply({ ok: true, result: result ?? null }),

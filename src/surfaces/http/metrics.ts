@@ -51,6 +51,24 @@ export const metricsRoute: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub 
       for (const [surface, count] of Object.entries(hub.census.counts())) this.set({ surface }, count);
     },
   });
+  const cluster = hub.cluster;
+  if (cluster) {
+    type Stats = ReturnType<NonNullable<Hub['cluster']>['stats']>;
+    const figure = (name: string, help: string, read: (s: Stats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [register],
+        collect() {
+          this.set(read(cluster.stats()));
+        },
+      });
+    figure('hcs_cluster_peers', 'Other instances on the same PostgreSQL database, as this one sees them.', (s) => s.peers);
+    figure('hcs_cluster_leases_held', 'Local driver leases this instance holds (the drivers it runs).', (s) => s.leasesHeld);
+    figure('hcs_cluster_forwarded_commands', 'Device commands this instance sent to the instance holding the driver, since start.', (s) => s.forwarded);
+    figure('hcs_cluster_forwarded_pending', 'Forwarded commands waiting for their answer.', (s) => s.forwardedPending);
+    figure('hcs_cluster_commands_run_for_others', 'Device commands other instances forwarded here, since start.', (s) => s.ranForOthers);
+  }
   const owner = {};
   hub.events.on(owner, 'device.command_executed', (e) => commands.observe({ ok: String(e.ok) }, e.durationMs / 1000), { originOnly: true });
   hub.events.on(owner, 'device.command_timed_out', () => timeouts.inc(), { originOnly: true });
