@@ -127,6 +127,18 @@ describe('two instances on one PostgreSQL database', () => {
     expect(metricsOfB).toMatch(/^hcs_cluster_forwarded_commands 2$/m);
     expect(await (await fetch(`${a.url}/metrics`)).text()).toMatch(/^hcs_cluster_commands_run_for_others 2$/m);
 
+    // Messages over NOTIFY's 8000 bytes go through the outbox: a device discovered on A with a
+    // large record, a program written on B with a large body.
+    const notes = 'x'.repeat(12_000);
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'big', name: 'Big', category: 'sensor', properties: { notes } } });
+    await eventually(async () => {
+      const { body } = await call(b.url, 'GET', '/v1/os/devices', token);
+      return (body.devices as Array<{ driverDeviceId: string; properties?: { notes?: string } }>).find((d) => d.driverDeviceId === 'big')?.properties?.notes === notes;
+    }, 5000, 'the large device on B');
+    const longProgram = await call(b.url, 'POST', '/v1/os/programs/save', token, { name: 'Long', steps: Array.from({ length: 120 }, (_, i) => ({ type: 'delay', ms: 1, label: `step ${i} ${'y'.repeat(60)}` })) });
+    expect(longProgram.status, JSON.stringify(longProgram.body)).toBe(200);
+    await eventually(async () => ((await call(a.url, 'GET', `/v1/os/programs/${String(longProgram.body.id)}`, token)).body.steps as unknown[] | undefined)?.length === 120, 5000, 'the large program on A');
+
     // A timer program saved on B is armed on both; each slot fires once.
     const program = await call(b.url, 'POST', '/v1/os/programs/save', token, { name: 'Tick', steps: [{ type: 'delay', ms: 1 }], timer: { kind: 'interval', everyMs: 1000, enabled: true } });
     expect(program.status, JSON.stringify(program.body)).toBe(200);
