@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   let app!: App;
   let restarting = false;
   const build = async () => {
-    const restored = applyPendingRestore(config.dataDir, config.driversDir);
+    const restored = applyPendingRestore(config.dataDir, config.driversDir, config.databaseUrl ? 'postgres' : 'sqlite');
     if (restored) log.warn({ keptIn: restored.keptIn }, 'a backup was restored; the state it replaced is kept');
     app = await createApp(config, { logger: log, listener, logRing, restart });
   };

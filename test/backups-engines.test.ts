@@ -80,7 +80,7 @@ describe.each(ENGINES)('backups on %s', (engine) => {
 });
 
 describe('restores on PostgreSQL', () => {
-  it('refuses a dump of a newer schema (409) and a copy of the other engine (400), changing nothing', async () => {
+  it('refuses a dump of a newer schema (409), a damaged copy and two copies (400), changing nothing', async () => {
     const env = await engineEnv('postgres');
     const server = await startServer({ env });
     servers.push(server);
@@ -96,15 +96,65 @@ describe('restores on PostgreSQL', () => {
     expect(((await refused.json()) as { error: Json }).error.code).toBe('BACKUP_SCHEMA_NEWER');
 
     const sqlite = makeTarGz([{ name: 'backup.json', data: manifest }, { name: 'database.sqlite', data: Buffer.from('SQLite format 3\0') }]);
-    const other = await call('POST', '/admin/backups/restore', { archive: sqlite.toString('base64') });
-    expect(other.status).toBe(400);
-    expect(JSON.stringify(await other.json())).toContain('another database engine');
+    const truncated = await call('POST', '/admin/backups/restore', { archive: sqlite.toString('base64') });
+    expect(truncated.status).toBe(400);
+    const both = makeTarGz([
+      { name: 'backup.json', data: manifest },
+      { name: 'database.sqlite', data: Buffer.from('SQLite format 3\0') },
+      { name: 'database.jsonl', data: '{}\n' },
+    ]);
+    const two = await call('POST', '/admin/backups/restore', { archive: both.toString('base64') });
+    expect(two.status).toBe(400);
+    expect(JSON.stringify(await two.json())).toContain('one database copy');
 
     const damaged = makeTarGz([{ name: 'backup.json', data: manifest }, { name: 'database.jsonl', data: `${JSON.stringify({ format: 'hcs-logical-dump', version: 1, engine: 'postgres', migrations: [] })}\n["users", "not a row"]\n` }]);
     const bad = await call('POST', '/admin/backups/restore', { archive: damaged.toString('base64') });
     expect(bad.status).toBe(400);
     expect(fs.existsSync(`${server.dataDir}/restore-pending`)).toBe(false);
   });
+});
+
+describe('moving a home between engines', () => {
+  it('restores a SQLite backup onto PostgreSQL, and a PostgreSQL backup onto SQLite', async () => {
+    const start = async (env: Record<string, string>) => {
+      const dataDir = tempDataDir();
+      dirs.push(dataDir);
+      const server = await spawnServer({ ...env, DATA_DIR: dataDir, ADMIN_PASSWORD: ADMIN.password });
+      children.push(server);
+      const c = client(() => server.url);
+      await c.login();
+      return { server, ...c };
+    };
+    const backupOf = async (side: Awaited<ReturnType<typeof start>>) => {
+      const { name } = (await (await side.call('POST', '/admin/backups', {})).json()) as { name: string };
+      return Buffer.from(await (await side.call('GET', `/admin/backups/${name}/download`)).arrayBuffer());
+    };
+    const restoreInto = async (side: Awaited<ReturnType<typeof start>>, archive: Buffer) => {
+      const res = await side.call('POST', '/admin/backups/restore', { archive: archive.toString('base64') });
+      expect(res.status, await res.clone().text()).toBe(202);
+      await eventually(async () => side.server.lines.some((l) => l.includes('a backup was restored')) && (await fetch(`${side.server.url}/readyz`)).status === 200, 20_000, 'back after the restore');
+      await side.login();
+    };
+    const spaceNames = async (side: Awaited<ReturnType<typeof start>>) => ((await (await side.call('GET', '/v1/os/spaces')).json()) as { spaces: Array<{ name: string }> }).spaces.map((s) => s.name).sort();
+
+    const box = await start({});
+    for (const name of ['Kitchen', 'Hall']) expect((await box.call('POST', '/v1/os/spaces/save', { name })).status).toBe(200);
+    expect((await box.call('POST', '/admin/users', { username: 'dora', password: 'dora-password', role: 'user' })).status).toBe(201);
+    const fromBox = await backupOf(box);
+
+    const cluster = await start(await engineEnv('postgres'));
+    await restoreInto(cluster, fromBox);
+    expect(await spaceNames(cluster)).toEqual(['Hall', 'Kitchen']);
+    const dora = await fetch(`${cluster.server.url}/app/os/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'dora', password: 'dora-password' }) });
+    expect(dora.status).toBe(200);
+    // The audit trail's numbers carry on after the restored ones.
+    expect((await cluster.call('POST', '/v1/os/spaces/save', { name: 'Lobby' })).status).toBe(200);
+    const fromCluster = await backupOf(cluster);
+
+    const back = await start({});
+    await restoreInto(back, fromCluster);
+    expect(await spaceNames(back)).toEqual(['Hall', 'Kitchen', 'Lobby']);
+  }, 60_000);
 });
 
 describe('scheduled backups', () => {

@@ -1,9 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type pg from 'pg';
 import { migrations } from './migrations/index.js';
-import { PENDING_IMPORT } from './restore.js';
+import { inspectDump } from './logical-dump.js';
+import { inspectSqliteFile } from './sqlite-inspect.js';
 import type { Database } from './schema.js';
 
 /** The database engines the hub runs on. */
@@ -13,6 +12,8 @@ export type StorageEngine = 'sqlite' | 'postgres';
 export interface DatabaseSnapshots {
   /** The copy's file name inside a backup archive (it tells the engine). */
   readonly fileName: string;
+  /** The copies a restore takes: either engine's (the other's is imported row by row). */
+  readonly readableFiles: readonly string[];
   /** A consistent copy of the live database at `file`, taken online (writes go on meanwhile). */
   backupTo(file: string): Promise<void>;
   /** Reads a copy: the migrations applied to it, and "ok" or the first problem found. */
@@ -55,8 +56,10 @@ export async function runMigrations(db: Kysely<Database>): Promise<string[]> {
   return (await migrator.getMigrations()).filter((m) => m.executedAt).map((m) => m.name);
 }
 
-/** A restore staged for an engine whose copy is imported rather than swapped in (see restore.ts); consumed once. */
-export function takePendingImport(dataDir: string): string | undefined {
-  const file = path.join(dataDir, PENDING_IMPORT);
-  return fs.existsSync(file) ? file : undefined;
+/** The copy names backups hold: an SQLite file, or a logical export. */
+export const COPY_FILES = ['database.sqlite', 'database.jsonl'] as const;
+
+/** Reads a copy of either engine by its name: its migrations, and "ok" or the first problem. */
+export function inspectCopy(file: string): Promise<{ migrations: string[]; integrity: string }> {
+  return file.endsWith('.sqlite') ? inspectSqliteFile(file) : inspectDump(file);
 }

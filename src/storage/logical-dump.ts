@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import readline from 'node:readline';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
@@ -39,14 +41,18 @@ export interface DumpHeader {
   migrations: string[];
 }
 
-/** Writes every table to `file`, reading through `trx` (a transaction that sees one snapshot). */
-export async function writeDump(trx: Transaction<Database> | Kysely<Database>, engine: string, file: string): Promise<void> {
+/**
+ * Writes every table to `file`, reading through `trx` (a transaction that sees one snapshot).
+ * `present`: the tables the source has, when it may predate some (an old SQLite file).
+ */
+export async function writeDump(trx: Transaction<Database> | Kysely<Database>, engine: string, file: string, present?: ReadonlySet<string>): Promise<void> {
   const migrations = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(trx)).rows.map((r) => r.name);
   const out = fs.createWriteStream(file, { flags: 'wx' });
   const write = (line: string) => (out.write(`${line}\n`) ? Promise.resolve() : new Promise<void>((resolve) => out.once('drain', () => resolve())));
   try {
     await write(JSON.stringify({ format: DUMP_FORMAT, version: DUMP_VERSION, engine, migrations } satisfies DumpHeader));
     for (const table of DUMPED_TABLES) {
+      if (present && !present.has(table)) continue;
       // Keyset pages would need each table's key; offsets are fine inside one snapshot.
       for (let offset = 0; ; offset += PAGE) {
         const rows = await sql<Record<string, unknown>>`select * from ${sql.table(table)} order by 1 limit ${PAGE} offset ${offset}`.execute(trx);
@@ -96,6 +102,40 @@ export async function inspectDump(file: string): Promise<{ migrations: string[];
     return { migrations: header?.migrations ?? [], integrity: (err as Error).message };
   }
   return header ? { migrations: header.migrations, integrity: 'ok' } : { migrations: [], integrity: 'the dump is empty' };
+}
+
+/**
+ * A restore that waits in `DATA_DIR/restore-import/` (restore.ts puts it there: a copy of the
+ * other engine, or any copy on PostgreSQL), imported after the migrations: the current rows are
+ * exported to where the restore keeps the replaced state, then replaced by the copy's in one
+ * transaction. An SQLite file is read through a logical export of its own. Returns whether one
+ * was imported.
+ */
+export async function importPendingRestore(db: Kysely<Database>, engine: 'sqlite' | 'postgres', dataDir: string): Promise<boolean> {
+  const dir = path.join(dataDir, 'restore-import');
+  const copy = ['database.jsonl', 'database.sqlite'].map((name) => path.join(dir, name)).find((file) => fs.existsSync(file));
+  if (!copy) return false;
+  const keptIn = fs.readFileSync(path.join(dir, 'kept-in'), 'utf8').trim();
+  fs.mkdirSync(keptIn, { recursive: true });
+  const kept = path.join(keptIn, 'database.jsonl');
+  fs.rmSync(kept, { force: true });
+  await db.transaction().setIsolationLevel('repeatable read').execute((trx) => writeDump(trx, engine, kept));
+  let dump = copy;
+  if (copy.endsWith('.sqlite')) {
+    dump = path.join(dir, 'from-sqlite.jsonl');
+    fs.rmSync(dump, { force: true });
+    const file = new SQLite(copy, { readonly: true, fileMustExist: true });
+    const present = new Set((file.prepare("select name from sqlite_master where type = 'table'").all() as Array<{ name: string }>).map((r) => r.name));
+    const source = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+    try {
+      await writeDump(source, 'sqlite', dump, present);
+    } finally {
+      await source.destroy();
+    }
+  }
+  await readDumpInto(db, dump, engine);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return true;
 }
 
 /**

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { knownMigrations, runMigrations, takePendingImport, type Storage } from './database.js';
-import { inspectDump, readDumpInto, writeDump } from './logical-dump.js';
+import { COPY_FILES, inspectCopy, knownMigrations, runMigrations, type Storage } from './database.js';
+import { importPendingRestore, writeDump } from './logical-dump.js';
 import type { Database } from './schema.js';
 
 const INT8 = 20;
@@ -54,23 +53,14 @@ export function openPostgresStorage(url: string, dataDir: string, poolSize = 10)
     location: maskedUrl(url),
     async migrate() {
       const applied = await runMigrations(db);
-      const pending = takePendingImport(dataDir);
-      if (pending) {
-        // The state being replaced is kept beside the restore's other leftovers, as on SQLite.
-        const keptIn = fs.readFileSync(path.join(path.dirname(pending), 'kept-in'), 'utf8').trim();
-        fs.mkdirSync(keptIn, { recursive: true });
-        await db.transaction().setIsolationLevel('repeatable read').execute((trx) => writeDump(trx, 'postgres', path.join(keptIn, 'database.jsonl')));
-        await readDumpInto(db, pending, 'postgres');
-        fs.rmSync(path.dirname(pending), { recursive: true, force: true });
-        // Applied again: the restored rows may come from a hub that had applied fewer.
-        return runMigrations(db);
-      }
-      return applied;
+      // Applied again after an import: the restored rows may come from a hub that had applied fewer.
+      return (await importPendingRestore(db, 'postgres', dataDir)) ? runMigrations(db) : applied;
     },
     snapshots: {
       fileName: 'database.jsonl',
+      readableFiles: COPY_FILES,
       backupTo: (file) => db.transaction().setIsolationLevel('repeatable read').execute((trx) => writeDump(trx, 'postgres', file)),
-      inspect: inspectDump,
+      inspect: inspectCopy,
       knownMigrations,
     },
     async close() {

@@ -2,32 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { DATABASE_FILE, knownMigrations, runMigrations, type Storage } from './database.js';
+import { COPY_FILES, DATABASE_FILE, inspectCopy, knownMigrations, runMigrations, type Storage } from './database.js';
+import { importPendingRestore } from './logical-dump.js';
 import type { Database } from './schema.js';
-
-/** Kysely's migration table, where the applied migrations are named. */
-const MIGRATION_TABLE = 'kysely_migration';
-
-/** Opens a database file read-only: the migrations applied to it, and SQLite's integrity check ("ok" when sound). */
-export async function inspectSqliteFile(file: string): Promise<{ migrations: string[]; integrity: string }> {
-  const header = Buffer.alloc(16);
-  const fd = fs.openSync(file, 'r');
-  try {
-    fs.readSync(fd, header, 0, 16, 0);
-  } finally {
-    fs.closeSync(fd);
-  }
-  if (!header.equals(Buffer.from('SQLite format 3\0'))) return { migrations: [], integrity: 'not an SQLite database' };
-  const sqlite = new SQLite(file, { readonly: true, fileMustExist: true });
-  try {
-    const integrity = (sqlite.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
-    const hasTable = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(MIGRATION_TABLE) !== undefined;
-    const names = hasTable ? (sqlite.prepare(`SELECT name FROM ${MIGRATION_TABLE} ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name) : [];
-    return { migrations: names, integrity };
-  } finally {
-    sqlite.close();
-  }
-}
 
 /**
  * better-sqlite3 behind Kysely, with prepared statements kept by SQL text: Kysely prepares every
@@ -72,9 +49,13 @@ export function openSqliteStorage(dataDir: string): Storage {
     engine: 'sqlite',
     db,
     location: file,
-    migrate: () => runMigrations(db),
+    async migrate() {
+      const applied = await runMigrations(db);
+      return (await importPendingRestore(db, 'sqlite', dataDir)) ? runMigrations(db) : applied;
+    },
     snapshots: {
       fileName: 'database.sqlite',
+      readableFiles: COPY_FILES,
       async backupTo(copy: string) {
         await sqlite.backup(copy);
         // One self-contained file: the copy leaves WAL mode (the live database's), so no -wal or -shm goes with it.
@@ -85,7 +66,7 @@ export function openSqliteStorage(dataDir: string): Storage {
           opened.close();
         }
       },
-      inspect: inspectSqliteFile,
+      inspect: inspectCopy,
       knownMigrations,
     },
     async close() {

@@ -11,6 +11,8 @@ import { backupErrors } from './errors.js';
 export interface DatabaseSnapshots {
   /** The copy's file name in an archive, which tells the engine (`database.sqlite`, `database.jsonl`). */
   readonly fileName: string;
+  /** The copies a restore takes (another engine's is imported row by row). */
+  readonly readableFiles: readonly string[];
   /** A consistent copy of the live database, taken online (writes go on meanwhile). */
   backupTo(file: string): Promise<void>;
   /** Reads a copy: its applied migrations and "ok" when sound, else the first problem found. */
@@ -82,8 +84,6 @@ const NAME = /^hcs-backup-[0-9]{8}-[0-9]{6}(-[0-9]+)?(-scheduled)?$/;
 const SCHEDULED = '-scheduled';
 const HOUR = 3_600_000;
 const MANIFEST = 'backup.json';
-/** Every engine's copy name: an archive of one is recognised (and refused) on a hub of the other. */
-const DATABASE_FILES = ['database.sqlite', 'database.jsonl'];
 /** Where a validated restore waits for the restart that applies it (storage's applyPendingRestore). */
 export const PENDING_RESTORE_DIR = 'restore-pending';
 
@@ -244,8 +244,11 @@ export class BackupService {
         throw backupErrors.BACKUP_INVALID({ problem });
       }
       const manifestFile = files.find((f) => f.path === MANIFEST);
-      const DATABASE = this.databaseFile;
-      const database = files.find((f) => f.path === DATABASE);
+      const readable = this.deps.database.readableFiles;
+      const copies = files.filter((f) => readable.includes(f.path));
+      if (copies.length > 1) throw backupErrors.BACKUP_INVALID({ problem: `it holds ${copies.map((c) => c.path).join(' and ')}; a backup holds one database copy` });
+      const database = copies[0];
+      const DATABASE = database?.path ?? this.databaseFile;
       if (!manifestFile) throw backupErrors.BACKUP_INVALID({ problem: `it has no ${MANIFEST}; it is not a backup of this hub` });
       let manifest: BackupManifest;
       try {
@@ -254,9 +257,7 @@ export class BackupService {
         throw backupErrors.BACKUP_INVALID({ problem: `${MANIFEST} is not valid JSON: ${(err as Error).message}` });
       }
       if (manifest?.format !== FORMAT) throw backupErrors.BACKUP_INVALID({ problem: `${MANIFEST} has format ${String(manifest?.format)}; this hub reads format ${FORMAT}` });
-      const other = files.find((f) => f.path !== DATABASE && DATABASE_FILES.includes(f.path));
-      if (!database && other) throw backupErrors.BACKUP_INVALID({ problem: `it holds ${other.path}, a copy of another database engine than this hub's (it reads ${DATABASE})` });
-      if (!database) throw backupErrors.BACKUP_INVALID({ problem: `${DATABASE} is missing` });
+      if (!database) throw backupErrors.BACKUP_INVALID({ problem: `it holds no database copy (${readable.join(' or ')})` });
       const stray = files.find((f) => f.path !== MANIFEST && f.path !== DATABASE && !f.path.startsWith('drivers/'));
       if (stray) throw backupErrors.BACKUP_INVALID({ problem: `"${stray.path}" does not belong in a backup` });
 
