@@ -187,3 +187,37 @@ describe('two instances on one PostgreSQL database', () => {
     expect(orphan.status).toBe(503);
   }, 60_000);
 });
+
+describe('a cluster whose database connections drop', () => {
+  it('reconnects its listening and publishing connections and carries on relaying', async () => {
+    const { startServer } = await import('./support/server.js');
+    const pg = (await import('pg')).default;
+    const url = await createTestDatabase();
+    const env = { DATABASE_URL: url, CLUSTER_LEASE_MS: String(LEASE_MS) };
+    const a = await startServer({ env });
+    const b = await startServer({ env });
+    closers.push(() => void a.close(), () => void b.close());
+    const token = await a.login();
+    const save = async (name: string) => (await (await a.request('POST', '/v1/os/spaces/save', { token, body: { name } })).json()) as { id: string };
+    const seenOnB = (id: string) => eventually(async () => (await b.request('GET', `/v1/os/spaces/${id}`, { token })).status === 200, 5000, `space ${id} on B`);
+    await seenOnB((await save('Before')).id);
+
+    // Every server-side connection of the database is cut, as a PostgreSQL restart or a failover would.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const cut = await admin.query('select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) t');
+    await admin.end();
+    expect((cut.rows[0] as { n: number }).n).toBeGreaterThan(2);
+
+    const after = await eventually(async () => {
+      const res = await a.request('POST', '/v1/os/spaces/save', { token, body: { name: 'After' } });
+      return res.status === 200 ? ((await res.json()) as { id: string }) : undefined;
+    }, 5000, 'a write on A after the cut');
+    await seenOnB(after.id);
+    // State relayed again too: a driver on A, its state on B.
+    const driver = await TestDriver.register(`${a.url.replace('http', 'ws')}/driver`, 'after-cut');
+    closers.push(() => driver.close());
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'd1', name: 'After cut', category: 'switch', state: { on: true } } });
+    await eventually(async () => JSON.stringify(await (await b.request('GET', '/v1/os/state/snapshot', { token })).json()).includes('"on":true'), 5000, 'the state on B');
+  }, 30_000);
+});

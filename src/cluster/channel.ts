@@ -86,6 +86,10 @@ export class PgChannel<M> {
   private async connect(): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: this.url });
     client.on('error', () => undefined);
+    // A publisher the server dropped is let go at once, not found broken at the next message.
+    client.on('end', () => {
+      if (this.publisher === client) this.publisher = undefined;
+    });
     await client.connect();
     return client;
   }
@@ -190,16 +194,18 @@ export class PgChannel<M> {
     await this.publishQuery(text, values);
   }
 
+  /** On the publishing connection; one that broke is made again and the statement tried once more. */
   private async publishQuery<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      this.publisher ??= await this.connect();
-      return await this.publisher.query<R>(text, values);
-    } catch (err) {
-      // A broken connection is made again for the next message.
-      const broken = this.publisher;
-      this.publisher = undefined;
-      await broken?.end().catch(() => undefined);
-      throw err;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        this.publisher ??= await this.connect();
+        return await this.publisher.query<R>(text, values);
+      } catch (err) {
+        const broken = this.publisher;
+        this.publisher = undefined;
+        await broken?.end().catch(() => undefined);
+        if (attempt >= 2 || this.closed) throw err;
+      }
     }
   }
 }

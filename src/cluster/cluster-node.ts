@@ -59,6 +59,12 @@ export interface ClusterBindings {
   auth: AuthService;
 }
 
+/** A cache of one document kind kept in step: a change, or everything read again. */
+interface DocumentWatcher {
+  changed(id: string, doc: unknown): void;
+  resync(): Promise<void>;
+}
+
 interface Peer {
   /** Driver links held there: driver instance id → driver key. */
   links: Map<string, string>;
@@ -89,7 +95,7 @@ export class ClusterNode {
   private readonly forwarded = new Map<string, Forwarded>();
   private readonly held = new Set<string>();
   private readonly placementListeners = new Set<() => void>();
-  private readonly docWatchers = new Map<string, Set<(id: string, doc: unknown) => void>>();
+  private readonly docWatchers = new Map<string, Set<DocumentWatcher>>();
   private bound: ClusterBindings | undefined;
   private heartbeat: TimerHandle | undefined;
   private readonly owner = {};
@@ -100,7 +106,9 @@ export class ClusterNode {
   private ranTotal = 0;
 
   constructor(private readonly deps: ClusterNodeDeps) {
-    this.channel = new PgChannel<ClusterMessage>(deps.url, this.id, deps.pool, (e) => this.receive(e), deps.log, deps.timers, () => this.channel.send(undefined, { t: 'hello' }));
+    this.channel = new PgChannel<ClusterMessage>(deps.url, this.id, deps.pool, (e) => this.receive(e), deps.log, deps.timers, () => {
+      this.resync().catch((err: unknown) => deps.log.error({ err }, 'cluster: resynchronising after a reconnect failed'));
+    });
   }
 
   bind(bindings: ClusterBindings): void {
@@ -252,11 +260,25 @@ export class ClusterNode {
     return this.writeAndTell(work, { t: 'doc', kind, id, ...(body === undefined ? {} : { body }) });
   }
 
-  watchDocuments(kind: string, listener: (id: string, doc: unknown) => void): () => void {
+  watchDocuments(kind: string, watcher: DocumentWatcher): () => void {
     let set = this.docWatchers.get(kind);
     if (!set) this.docWatchers.set(kind, (set = new Set()));
-    set.add(listener);
-    return () => set.delete(listener);
+    set.add(watcher);
+    return () => set.delete(watcher);
+  }
+
+  /**
+   * After the listening connection was lost for a while, what was said meanwhile is gone: the
+   * devices, tokens and documents are read again, and the others asked what they hold.
+   */
+  private async resync(): Promise<void> {
+    const bound = this.bound;
+    if (bound) {
+      await bound.registry.load();
+      await bound.auth.resyncTokens();
+    }
+    for (const watchers of this.docWatchers.values()) for (const w of watchers) await w.resync();
+    this.channel.send(undefined, { t: 'hello' });
   }
 
   // --- internals -----------------------------------------------------------------------------
@@ -378,7 +400,9 @@ export class ClusterNode {
         return;
       }
       case 'welcome': {
+        // What it holds now, in place of what this instance knew (it may have missed changes).
         const peer = this.peer(from);
+        peer.links.clear();
         for (const link of m.links) peer.links.set(link.instanceId, link.driverKey);
         for (const d of m.online) {
           bound.state.applyReplicaState(d.deviceId, d.state, {}, d.updatedAt);
@@ -405,7 +429,7 @@ export class ClusterNode {
         else if ('userId' in m) bound.auth.forgetTokens({ userId: m.userId });
         return;
       case 'doc':
-        for (const listener of this.docWatchers.get(m.kind) ?? []) listener(m.id, m.body);
+        for (const watcher of this.docWatchers.get(m.kind) ?? []) watcher.changed(m.id, m.body);
         return;
     }
   }

@@ -21,7 +21,11 @@ export function replicatedDocuments<T extends { id: string }>(over: (db: Kysely<
       }, kind, id);
       return removed;
     },
-    watch: (listener) => node.watchDocuments(kind, (id, doc) => listener(id, doc as T | undefined)),
+    watch: (listener, resync) =>
+      node.watchDocuments(kind, {
+        changed: (id, doc) => listener(id, doc as T | undefined),
+        resync: async () => resync?.(await plain.list()),
+      }),
   };
 }
 

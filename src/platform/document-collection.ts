@@ -24,11 +24,16 @@ export class DocumentCollection<T extends Stamped> {
 
   async load(): Promise<void> {
     // Subscribed first: a change made elsewhere while the list is read is not lost.
-    this.unwatch ??= this.repo.watch?.((id, doc) => {
+    const apply = (id: string, doc: T | undefined) => {
       const before = this.items.get(id);
       if (doc) this.items.set(id, doc);
       else this.items.delete(id);
       for (const follower of this.followers) follower(id, before, doc);
+    };
+    this.unwatch ??= this.repo.watch?.(apply, (all) => {
+      const present = new Set(all.map((doc) => doc.id));
+      for (const id of [...this.items.keys()]) if (!present.has(id)) apply(id, undefined);
+      for (const doc of all) apply(doc.id, doc);
     });
     for (const item of await this.repo.list()) this.items.set(item.id, item);
   }

@@ -6,7 +6,9 @@ export interface DocumentRepository<T extends { id: string }> {
   remove(id: string): Promise<boolean>;
   /**
    * Changes other writers made (another instance on the same database): the document's new body,
-   * or undefined when it was removed. Absent where this process is the only writer.
+   * or undefined when it was removed. Absent where this process is the only writer. `resync`
+   * gets every document when changes may have been missed (the connection that hears of them
+   * was lost for a while).
    */
-  watch?(listener: (id: string, doc: T | undefined) => void): () => void;
+  watch?(listener: (id: string, doc: T | undefined) => void, resync?: (all: T[]) => void): () => void;
 }

@@ -31,8 +31,11 @@ export function maskedUrl(url: string): string {
 /** A pool of connections to the database at `url`, bigints as numbers. */
 export function createPool(url: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000 });
-  // An idle connection the server dropped must not take the process with it; the next query reconnects.
+  // A connection the server drops (a restart, a failover, an administrator) must not take the
+  // process with it: idle ones are reported by the pool, checked-out ones by themselves, and pg
+  // throws an 'error' nobody listens to. The query that used it fails; the next one reconnects.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

@@ -116,6 +116,19 @@ export class AuthService {
     this.active.set(tokenHash, { ...token, username: user.username, role: user.role });
   }
 
+  /** Every valid token read again from the database (tokens issued or revoked elsewhere may have been missed). */
+  async resyncTokens(): Promise<void> {
+    const now = this.clock.now();
+    const users = new Map((await this.users.list()).map((u) => [u.id, u]));
+    const fresh = new Map<string, ActiveToken>();
+    for (const token of await this.tokens.listActive(now)) {
+      const user = users.get(token.userId);
+      if (user && !user.disabled) fresh.set(token.tokenHash, { ...token, username: user.username, role: user.role });
+    }
+    this.active.clear();
+    for (const [hash, token] of fresh) this.active.set(hash, token);
+  }
+
   /** Tokens another instance revoked: one by its hash, or every token of an account. */
   forgetTokens(which: { tokenHash: string } | { userId: string }): void {
     if ('tokenHash' in which) {

@@ -30,7 +30,10 @@ export class PreferencesService {
 
   async load(): Promise<void> {
     // Written by another instance sharing the database: followed here.
-    this.repo.watch?.((id, doc) => id === 'home' && this.adopt(doc));
+    this.repo.watch?.(
+      (id, doc) => id === 'home' && this.adopt(doc),
+      (all) => this.adopt(all.find((doc) => doc.id === 'home')),
+    );
     this.adopt(await this.repo.get('home'));
   }
 
@@ -120,9 +123,12 @@ export class DesignService {
   ) {}
 
   async load(): Promise<void> {
-    this.repo.watch?.((id, doc) => {
-      if (id === 'active') this.selected = doc;
-    });
+    this.repo.watch?.(
+      (id, doc) => {
+        if (id === 'active') this.selected = doc;
+      },
+      (all) => (this.selected = all.find((doc) => doc.id === 'active')),
+    );
     this.selected = await this.repo.get('active');
   }
 
