@@ -316,6 +316,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     },
     census,
     recentLogs: host.recentLogs ?? (() => []),
+    database: { engine: storage.engine, location: storage.location },
+    cluster: () => (cluster ? { instance: cluster.id, peers: cluster.peerIds(), leasesHeld: cluster.stats().leasesHeld } : null),
   });
   const backups = backupsModule({
     dataDir: config.dataDir,

@@ -67,6 +67,14 @@ describe('two instances on one PostgreSQL database', () => {
     const onB = await lampRunningOn(b.url);
     expect(onB).toMatchObject({ status: 'standby' });
     expect(onB?.runsOn).toMatch(/^[0-9a-f]{16}$/);
+    // Each instance says what it is: the database, and the cluster as it sees it.
+    const systemOfA = await eventually(async () => {
+      const { body } = await call(a.url, 'GET', '/admin/system', token);
+      return (body.cluster as { peers: string[] } | null)?.peers.length === 1 ? body : undefined;
+    }, 5000, 'A seeing B');
+    expect(systemOfA.database).toMatchObject({ engine: 'postgres' });
+    expect(String((systemOfA.database as Json).location)).not.toContain('hcs-test');
+    expect(systemOfA.cluster).toMatchObject({ instance: onB?.runsOn, leasesHeld: 1 });
 
     // A driver connects to A; its device shows up on B.
     const driver = await TestDriver.register(`${a.url.replace('http', 'ws')}/driver`, 'ext-switch');

@@ -25,6 +25,21 @@ const SystemInfo = Type.Object({
     localRunning: Type.Integer(),
   }),
   clients: Type.Record(Type.String(), Type.Integer(), { description: 'Connected clients by surface (`socket.io`, `sse`).' }),
+  database: Type.Object({
+    engine: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
+    location: Type.String({ description: 'The SQLite file, or the PostgreSQL URL with its password masked.' }),
+  }),
+  cluster: Type.Union(
+    [
+      Type.Object({
+        instance: Type.String({ description: "This instance's id (what `runsOn` of a standby local driver names)." }),
+        peers: Type.Array(Type.String(), { description: 'The other instances on the same database, as this one sees them.' }),
+        leasesHeld: Type.Integer({ description: 'Local drivers this instance runs for the cluster.' }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'PostgreSQL only: this instance in the cluster of the instances sharing the database (docs/scale-out.md).' },
+  ),
 });
 
 export interface SystemFacts {
@@ -37,6 +52,9 @@ export interface SystemFacts {
   census: ClientCensus;
   /** The newest log lines (pino's JSON lines), oldest first; empty when the process keeps none. */
   recentLogs(): readonly string[];
+  database: { engine: 'sqlite' | 'postgres'; location: string };
+  /** This instance in a cluster (PostgreSQL), or null. */
+  cluster(): { instance: string; peers: string[]; leasesHeld: number } | null;
 }
 
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
@@ -118,6 +136,8 @@ export function systemOperations(facts: SystemFacts) {
           dataDirUsage: await dataDirUsage(),
           drivers: facts.drivers(),
           clients: facts.census.counts(),
+          database: facts.database,
+          cluster: facts.cluster(),
         };
       },
     }),

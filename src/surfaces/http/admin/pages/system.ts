@@ -16,6 +16,8 @@ interface SystemInfo {
   waitingFor: string[];
   drivers: { connected: number; local: number; localRunning: number };
   clients: Record<string, number>;
+  database: { engine: 'sqlite' | 'postgres'; location: string };
+  cluster: { instance: string; peers: string[]; leasesHeld: number } | null;
 }
 
 export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -44,7 +46,10 @@ export function systemPage(app: FastifyInstance, hub: Hub): void {
         ['Data folder', `${s.dataDir}: ${megabytes(s.dataDirUsage.bytes)} in ${s.dataDirUsage.files} files${s.dataDirUsage.complete ? '' : ' (at least)'}`],
         ['Drivers', `${s.drivers.connected} connected; ${s.drivers.localRunning} of ${s.drivers.local} local drivers running`],
         ['Clients', Object.entries(s.clients).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'],
-        ['Database migrations', String(s.migrations.length)],
+        ['Database', `${s.database.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'}: ${s.database.location}; ${s.migrations.length} migrations`],
+        ...(s.cluster
+          ? ([['Cluster', `instance ${s.cluster.instance} with ${s.cluster.peers.length} other${s.cluster.peers.length === 1 ? '' : 's'}${s.cluster.peers.length ? ` (${s.cluster.peers.join(', ')})` : ''}; runs ${s.cluster.leasesHeld} local driver${s.cluster.leasesHeld === 1 ? '' : 's'} for the cluster`]] as Array<[string, string]>)
+          : []),
       ];
       return html`<section aria-labelledby="facts"><h2 id="facts">This hub</h2><table><tbody>${rows.map(
         ([k, v]) => html`<tr><th scope="row">${k}</th><td data-fact="${k}">${v}</td></tr>`,
