@@ -97,7 +97,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
           events,
           timers,
           log: component('cluster'),
-          settings: { leaseMs: config.clusterLeaseMs, forwardMarginMs: config.clusterForwardMarginMs, version: VERSION },
+          settings: { leaseMs: config.clusterLeaseMs, actionTimeoutMs: config.actionTimeoutMs, forwardMarginMs: config.clusterForwardMarginMs, version: VERSION },
         })
       : undefined;
   /** A document aggregate's repository; in a cluster, its writes reach the other instances' caches. */

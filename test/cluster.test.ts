@@ -49,7 +49,7 @@ describe('two instances on one PostgreSQL database', () => {
   it('share drivers, commands, state, timers and acknowledged writes, and survive one being killed', async () => {
     const driversDir = tmp('hcs-cluster-drivers-');
     fs.cpSync(path.join(FIXTURES, 'js-lamp'), path.join(driversDir, 'js-lamp'), { recursive: true });
-    const shared = { DATABASE_URL: await createTestDatabase(), DRIVERS_DIR: driversDir, ADMIN_PASSWORD: ADMIN.password, CLUSTER_LEASE_MS: String(LEASE_MS), METRICS_ACCESS: 'loopback' };
+    const shared = { DATABASE_URL: await createTestDatabase(), DRIVERS_DIR: driversDir, ADMIN_PASSWORD: ADMIN.password, CLUSTER_LEASE_MS: String(LEASE_MS), METRICS_ACCESS: 'loopback', ACTION_TIMEOUT_MS: '1000' };
 
     const a = await spawnServer({ ...shared, DATA_DIR: tmp('hcs-cluster-a-') });
     children.push(a);
@@ -79,12 +79,14 @@ describe('two instances on one PostgreSQL database', () => {
     // A driver connects to A; its device shows up on B.
     const driver = await TestDriver.register(`${a.url.replace('http', 'ws')}/driver`, 'ext-switch');
     closers.push(() => driver.close());
-    driver.serveActions((action) => {
-      if (action.command === 'fail') throw new Error('refused by the switch');
+    driver.ws.on('message', (data) => {
+      const action = JSON.parse(data.toString()) as { type?: string; actionId?: string; command?: string };
+      if (action.type !== 'ACTION' || action.command === 'hang') return;
+      if (action.command === 'fail') return driver.send({ type: 'ACTION_RESULT', actionId: action.actionId, ok: false, error: 'refused by the switch' });
       driver.send({ type: 'STATE_UPDATE', deviceId: 'sw1', state: { on: action.command === 'turn_on' } });
-      return { done: action.command };
+      driver.send({ type: 'ACTION_RESULT', actionId: action.actionId, ok: true, result: { done: action.command } });
     });
-    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'sw1', name: 'Switch', category: 'switch', commands: ['turn_on', 'turn_off', 'fail'], state: { on: false } } });
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'sw1', name: 'Switch', category: 'switch', commands: ['turn_on', 'turn_off', 'fail', 'hang'], state: { on: false } } });
     const switchId = await eventually(async () => {
       const { body } = await call(b.url, 'GET', '/v1/os/devices', token);
       return (body.devices as Array<{ id: string; driverDeviceId: string }>).find((d) => d.driverDeviceId === 'sw1')?.id;
@@ -130,10 +132,18 @@ describe('two instances on one PostgreSQL database', () => {
     const forwarded = await call(b.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'fail' });
     expect(forwarded.status).toBe(direct.status);
     expect((forwarded.body.error as Json).code).toBe((direct.body.error as Json).code);
+    // A driver that does not answer: B answers when A's time-out does, with A's error.
+    const hangStarted = Date.now();
+    const hung = await call(b.url, 'POST', `/v1/os/devices/${switchId}/command`, token, { command: 'hang' });
+    const hungMs = Date.now() - hangStarted;
+    expect(hung.status).toBe(504);
+    expect((hung.body.error as Json).code).toBe('DRIVER_TIMEOUT');
+    expect(hungMs).toBeGreaterThanOrEqual(900);
+    expect(hungMs).toBeLessThan(1900);
     const metricsOfB = await (await fetch(`${b.url}/metrics`)).text();
     expect(metricsOfB).toMatch(/^hcs_cluster_peers 1$/m);
-    expect(metricsOfB).toMatch(/^hcs_cluster_forwarded_commands 2$/m);
-    expect(await (await fetch(`${a.url}/metrics`)).text()).toMatch(/^hcs_cluster_commands_run_for_others 2$/m);
+    expect(metricsOfB).toMatch(/^hcs_cluster_forwarded_commands 3$/m);
+    expect(await (await fetch(`${a.url}/metrics`)).text()).toMatch(/^hcs_cluster_commands_run_for_others 3$/m);
 
     // Messages over NOTIFY's 8000 bytes go through the outbox: a device discovered on A with a
     // large record, a program written on B with a large body.

@@ -23,7 +23,7 @@ const NOT_REPLICATED = new Set<keyof DomainEvents>(['device.command_executed', '
 type ClusterMessage =
   | { t: 'ev'; e: keyof DomainEvents; p: unknown }
   | { t: 'hello' }
-  | { t: 'welcome'; links: Array<{ instanceId: string; driverKey: string }>; online: Array<{ deviceId: string; state: Record<string, unknown>; updatedAt: number }> }
+  | { t: 'welcome'; links: Array<{ instanceId: string; driverKey: string; actionTimeoutMs?: number }>; online: Array<{ deviceId: string; state: Record<string, unknown>; updatedAt: number }> }
   | { t: 'bye' }
   | { t: 'released' }
   | { t: 'cmd'; id: string; deviceId: string; command: string; params: Record<string, unknown>; timeoutMs?: number; kind?: 'ACTION' | 'COMMAND_EXECUTE' }
@@ -36,6 +36,8 @@ type ClusterMessage =
 export interface ClusterSettings {
   /** How long a lease or an instance's heartbeat holds; renewed every third of it. */
   leaseMs: number;
+  /** The time-out of a command whose driver link sets none (ACTION_TIMEOUT_MS). */
+  actionTimeoutMs: number;
   /** Added to a forwarded command's time-out before the forwarding instance gives up on the answer. */
   forwardMarginMs: number;
   version: string;
@@ -65,9 +67,15 @@ interface DocumentWatcher {
   resync(): Promise<void>;
 }
 
+interface RemoteLink {
+  driverKey: string;
+  /** The link's own action time-out, when it has one. */
+  actionTimeoutMs?: number;
+}
+
 interface Peer {
-  /** Driver links held there: driver instance id → driver key. */
-  links: Map<string, string>;
+  /** Driver links held there, by driver instance id. */
+  links: Map<string, RemoteLink>;
 }
 
 interface Forwarded {
@@ -186,11 +194,13 @@ export class ClusterNode {
   };
 
   private forward(device: LogicalDevice, command: string, params: Record<string, unknown>, options: { timeoutMs?: number; kind?: 'ACTION' | 'COMMAND_EXECUTE' }): Promise<unknown> {
-    const peer = this.peerHolding(device.driverKey);
-    if (!peer) return Promise.reject(driverErrors.DRIVER_OFFLINE({ driverKey: device.driverKey }, { details: { deviceId: device.id, driverKey: device.driverKey }, retryAfterSeconds: 5 }));
+    const holding = this.peerHolding(device.driverKey);
+    if (!holding) return Promise.reject(driverErrors.DRIVER_OFFLINE({ driverKey: device.driverKey }, { details: { deviceId: device.id, driverKey: device.driverKey }, retryAfterSeconds: 5 }));
+    const peer = holding.id;
     const id = randomUUID();
     this.forwardedTotal++;
-    const waitMs = (options.timeoutMs ?? this.deps.settings.leaseMs) + this.deps.settings.forwardMarginMs;
+    // The holder times the command out as it would its own; this instance waits that long and a margin.
+    const waitMs = (options.timeoutMs ?? holding.link.actionTimeoutMs ?? this.deps.settings.actionTimeoutMs) + this.deps.settings.forwardMarginMs;
     return new Promise((resolve, reject) => {
       const timer = this.deps.timers.setTimeout(() => {
         this.forwarded.delete(id);
@@ -302,8 +312,8 @@ export class ClusterNode {
     this.pendingStates.clear();
   }
 
-  private peerHolding(driverKey: string): string | undefined {
-    for (const [id, peer] of this.peers) for (const key of peer.links.values()) if (key === driverKey) return id;
+  private peerHolding(driverKey: string): { id: string; link: RemoteLink } | undefined {
+    for (const [id, peer] of this.peers) for (const link of peer.links.values()) if (link.driverKey === driverKey) return { id, link };
     return undefined;
   }
 
@@ -365,7 +375,7 @@ export class ClusterNode {
     // A device it wrote just before dying may not have been told: read them back.
     bound?.registry.load().catch((err: unknown) => this.deps.log.error({ err }, 'cluster: reloading devices failed'));
     const at = Date.now();
-    for (const [instanceId, driverKey] of peer.links) {
+    for (const [instanceId, { driverKey }] of peer.links) {
       this.deps.events.emit('driver.disconnected', { driverKey, instanceId, reason: `instance ${id} left: ${reason}`, at }, 'replica');
       if (!bound || bound.drivers.linkOf(driverKey) || this.peerHolding(driverKey)) continue;
       for (const device of bound.registry.list()) if (device.driverKey === driverKey) bound.state.applyReplicaOnline(device.id, false, at);
@@ -390,7 +400,10 @@ export class ClusterNode {
         return this.applyEvent(from, m.e, m.p, bound);
       case 'hello': {
         this.peer(from);
-        const links = bound.drivers.list().map((d) => ({ instanceId: d.instanceId, driverKey: d.driverKey }));
+        const links = bound.drivers.list().map((d) => {
+          const timeout = bound.drivers.linkOf(d.driverKey, d.instanceId)?.actionTimeoutMs;
+          return { instanceId: d.instanceId, driverKey: d.driverKey, ...(timeout !== undefined ? { actionTimeoutMs: timeout } : {}) };
+        });
         const local = new Set(links.map((l) => l.driverKey));
         const online = bound.registry
           .list()
@@ -403,7 +416,7 @@ export class ClusterNode {
         // What it holds now, in place of what this instance knew (it may have missed changes).
         const peer = this.peer(from);
         peer.links.clear();
-        for (const link of m.links) peer.links.set(link.instanceId, link.driverKey);
+        for (const link of m.links) peer.links.set(link.instanceId, { driverKey: link.driverKey, ...(link.actionTimeoutMs !== undefined ? { actionTimeoutMs: link.actionTimeoutMs } : {}) });
         for (const d of m.online) {
           bound.state.applyReplicaState(d.deviceId, d.state, {}, d.updatedAt);
           bound.state.applyReplicaOnline(d.deviceId, true, d.updatedAt);
@@ -460,7 +473,7 @@ export class ClusterNode {
       }
       case 'driver.connected': {
         const p = payload as DomainEvents['driver.connected'];
-        this.peer(from).links.set(p.instanceId, p.driverKey);
+        this.peer(from).links.set(p.instanceId, { driverKey: p.driverKey, ...(p.actionTimeoutMs !== undefined ? { actionTimeoutMs: p.actionTimeoutMs } : {}) });
         break;
       }
       case 'driver.disconnected': {
