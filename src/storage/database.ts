@@ -1,5 +1,6 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type pg from 'pg';
+import type { DatabaseSnapshots } from '../domain/backups/backup-service.js';
 import { migrations } from './migrations/index.js';
 import { inspectDump } from './logical-dump.js';
 import { inspectSqliteFile } from './sqlite-inspect.js';
@@ -8,19 +9,8 @@ import type { Database } from './schema.js';
 /** The database engines the hub runs on. */
 export type StorageEngine = 'sqlite' | 'postgres';
 
-/** The database's side of backups: consistent online copies, and checks of a copy before a restore. */
-export interface DatabaseSnapshots {
-  /** The copy's file name inside a backup archive (it tells the engine). */
-  readonly fileName: string;
-  /** The copies a restore takes: either engine's (the other's is imported row by row). */
-  readonly readableFiles: readonly string[];
-  /** A consistent copy of the live database at `file`, taken online (writes go on meanwhile). */
-  backupTo(file: string): Promise<void>;
-  /** Reads a copy: the migrations applied to it, and "ok" or the first problem found. */
-  inspect(file: string): Promise<{ migrations: string[]; integrity: string }>;
-  /** The migrations this version of the hub knows. */
-  knownMigrations(): string[];
-}
+/** The database's side of backups, the port the backups module declares. */
+export type { DatabaseSnapshots };
 
 export interface Storage {
   readonly engine: StorageEngine;

@@ -1,4 +1,5 @@
 import { systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
+import type { EventOrigin } from '../../platform/event-bus.js';
 import type { StateRepository, StoredState } from './model.js';
 import type { DomainEventBus } from '../events.js';
 import { TelemetryStore, type TelemetryLimits } from './telemetry.js';
@@ -138,17 +139,7 @@ export class StateAuthority {
 
   /** A device went online or offline on another instance (see `applyReplicaState`). */
   applyReplicaOnline(deviceId: string, online: boolean, at: number): void {
-    let entry = this.entries.get(deviceId);
-    if (!entry) {
-      entry = { state: {}, online: false, confirmed: false, updatedAt: null };
-      this.entries.set(deviceId, entry);
-    }
-    if (entry.online === online) return;
-    entry.online = online;
-    entry.view = undefined;
-    this.changes++;
-    this.connectivityChanges++;
-    this.events.emit('device.online_changed', { deviceId, online, at }, 'replica');
+    this.changeOnline(deviceId, online, at, 'replica');
   }
 
   /** Metrics a device reported on another instance. */
@@ -164,6 +155,10 @@ export class StateAuthority {
   }
 
   setOnline(deviceId: string, online: boolean): void {
+    this.changeOnline(deviceId, online, this.clock.now(), 'local');
+  }
+
+  private changeOnline(deviceId: string, online: boolean, at: number, origin: EventOrigin): void {
     let entry = this.entries.get(deviceId);
     if (!entry) {
       entry = { state: {}, online: false, confirmed: false, updatedAt: null };
@@ -174,7 +169,7 @@ export class StateAuthority {
     entry.view = undefined;
     this.changes++;
     this.connectivityChanges++;
-    this.events.emit('device.online_changed', { deviceId, online, at: this.clock.now() });
+    this.events.emit('device.online_changed', { deviceId, online, at }, origin);
   }
 
 
