@@ -92,6 +92,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     storage.pool && config.databaseUrl
       ? new ClusterNode({
           db,
+          restoredAtStart: () => storage.restoredAtStart,
+          ...(host.restart ? { restart: host.restart } : {}),
           pool: storage.pool,
           url: config.databaseUrl,
           events,

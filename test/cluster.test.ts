@@ -239,3 +239,31 @@ describe('a cluster whose database connections drop', () => {
     await eventually(async () => JSON.stringify(await (await b.request('GET', '/v1/os/state/snapshot', { token })).json()).includes('"on":true'), 5000, 'the state on B');
   }, 30_000);
 });
+
+describe('a restore on one instance of a cluster', () => {
+  it('restarts the other instances into the restored database', async () => {
+    const shared = { DATABASE_URL: await createTestDatabase(), ADMIN_PASSWORD: ADMIN.password, CLUSTER_LEASE_MS: String(LEASE_MS) };
+    const a = await spawnServer({ ...shared, DATA_DIR: tmp('hcs-restore-a-') });
+    const b = await spawnServer({ ...shared, DATA_DIR: tmp('hcs-restore-b-') });
+    children.push(a, b);
+    const login = await fetch(`${a.url}/app/os/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    let { accessToken: token } = (await login.json()) as { accessToken: string };
+    const names = async (base: string) => ((await call(base, 'GET', '/v1/os/spaces', token)).body.spaces as Array<{ name: string }>).map((s) => s.name).sort();
+    expect((await call(a.url, 'POST', '/v1/os/spaces/save', token, { name: 'Before' })).status).toBe(200);
+    const backup = await call(a.url, 'POST', '/admin/backups', token, {});
+    const archive = Buffer.from(await (await fetch(`${a.url}/admin/backups/${String(backup.body.name)}/download`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer());
+    expect((await call(b.url, 'POST', '/v1/os/spaces/save', token, { name: 'After' })).status).toBe(200);
+    await eventually(async () => (await names(a.url)).includes('After'), 5000, 'A seeing the space B wrote');
+
+    expect((await call(a.url, 'POST', '/admin/backups/restore', token, { archive: archive.toString('base64') })).status).toBe(202);
+    for (const side of [a, b]) {
+      await eventually(async () => side.lines.some((l) => l.includes('restarting the service')) && (await fetch(`${side.url}/readyz`)).status === 200, 20_000, 'back after the restore');
+    }
+    expect(b.lines.some((l) => l.includes('another instance restored a backup'))).toBe(true);
+    const again = await fetch(`${b.url}/app/os/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    token = ((await again.json()) as { accessToken: string }).accessToken;
+    await eventually(async () => JSON.stringify(await names(b.url)) === JSON.stringify(['Before']), 10_000, 'B serving the restored spaces');
+    expect(await names(a.url)).toEqual(['Before']);
+  }, 60_000);
+});
+

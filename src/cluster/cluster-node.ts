@@ -26,6 +26,7 @@ type ClusterMessage =
   | { t: 'welcome'; links: Array<{ instanceId: string; driverKey: string; actionTimeoutMs?: number }>; online: Array<{ deviceId: string; state: Record<string, unknown>; updatedAt: number }> }
   | { t: 'bye' }
   | { t: 'released' }
+  | { t: 'restored' }
   | { t: 'cmd'; id: string; deviceId: string; command: string; params: Record<string, unknown>; timeoutMs?: number; kind?: 'ACTION' | 'COMMAND_EXECUTE' }
   | { t: 'res'; id: string; ok: true; result: unknown }
   | { t: 'res'; id: string; ok: false; error: WireFailure }
@@ -45,6 +46,10 @@ export interface ClusterSettings {
 
 export interface ClusterNodeDeps {
   db: Kysely<Database>;
+  /** Whether this instance imported a restored backup at its start: the others then restart into it. */
+  restoredAtStart: () => boolean;
+  /** Restarts this instance in its process (main.ts); absent, a restore elsewhere is only logged. */
+  restart?: (reason: string) => void;
   pool: pg.Pool;
   url: string;
   events: DomainEventBus;
@@ -147,6 +152,8 @@ export class ClusterNode {
   open(): void {
     this.channel.open();
     this.channel.send(undefined, { t: 'hello' });
+    // Every table was replaced under the others' feet: they restart into it, as this one did.
+    if (this.deps.restoredAtStart()) this.channel.send(undefined, { t: 'restored' });
   }
 
   async stop(): Promise<void> {
@@ -395,6 +402,9 @@ export class ClusterNode {
     switch (m.t) {
       case 'released':
         return this.notifyPlacement();
+      case 'restored':
+        this.deps.log.warn({ instance: from }, 'cluster: another instance restored a backup; restarting into it');
+        return this.deps.restart?.(`a backup was restored on instance ${from}`);
       case 'ev':
         this.peer(from);
         return this.applyEvent(from, m.e, m.p, bound);

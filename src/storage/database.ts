@@ -21,6 +21,8 @@ export interface Storage {
   readonly location: string;
   /** Applies pending migrations (then a staged restore, where one waits); returns every applied migration name, oldest first. */
   migrate(): Promise<string[]>;
+  /** Whether `migrate` imported a restored backup into the database (the other instances of a cluster must reload). */
+  readonly restoredAtStart: boolean;
   readonly snapshots: DatabaseSnapshots;
   close(): Promise<void>;
 }

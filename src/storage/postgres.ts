@@ -49,15 +49,20 @@ export function openPostgresStorage(url: string, dataDir: string, poolSize = 10)
   const pool = createPool(url, poolSize);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
+  let restored = false;
   return {
     engine: 'postgres',
+    get restoredAtStart() {
+      return restored;
+    },
     db,
     pool,
     location: maskedUrl(url),
     async migrate() {
       const applied = await runMigrations(db);
+      restored = await importPendingRestore(db, 'postgres', dataDir);
       // Applied again after an import: the restored rows may come from a hub that had applied fewer.
-      return (await importPendingRestore(db, 'postgres', dataDir)) ? runMigrations(db) : applied;
+      return restored ? runMigrations(db) : applied;
     },
     snapshots: {
       fileName: 'database.jsonl',

@@ -45,13 +45,18 @@ export function openSqliteStorage(dataDir: string): Storage {
 
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
+  let restored = false;
   return {
     engine: 'sqlite',
+    get restoredAtStart() {
+      return restored;
+    },
     db,
     location: file,
     async migrate() {
       const applied = await runMigrations(db);
-      return (await importPendingRestore(db, 'sqlite', dataDir)) ? runMigrations(db) : applied;
+      restored = await importPendingRestore(db, 'sqlite', dataDir);
+      return restored ? runMigrations(db) : applied;
     },
     snapshots: {
       fileName: 'database.sqlite',
