@@ -76,6 +76,19 @@ describe('two instances on one PostgreSQL database', () => {
     expect(String((systemOfA.database as Json).location)).not.toContain('hcs-test');
     expect(systemOfA.cluster).toMatchObject({ instance: onB?.runsOn, leasesHeld: 1 });
 
+    // A driver package installed through A lands in the shared folder; B reads it and stands by.
+    const manifest = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'js-lamp', 'lamp.driver.json'), 'utf8')) as Json;
+    const files = [
+      { path: 'lamp.driver.json', content: Buffer.from(JSON.stringify({ ...manifest, driverKey: 'js-lamp-two' })).toString('base64') },
+      { path: 'lamp.js', content: fs.readFileSync(path.join(FIXTURES, 'js-lamp', 'lamp.js')).toString('base64') },
+    ];
+    const installed = await call(a.url, 'POST', '/admin/drivers/packages', token, { files });
+    expect(installed.status, JSON.stringify(installed.body)).toBe(201);
+    await eventually(async () => {
+      const { body } = await call(b.url, 'GET', '/v1/os/drivers', token);
+      return (body.local as Array<{ driverKey: string; status: string }>).some((d) => d.driverKey === 'js-lamp-two' && d.status === 'standby');
+    }, 5000, 'the new driver standing by on B');
+
     // A driver connects to A; its device shows up on B.
     const driver = await TestDriver.register(`${a.url.replace('http', 'ws')}/driver`, 'ext-switch');
     closers.push(() => driver.close());
@@ -183,6 +196,10 @@ describe('two instances on one PostgreSQL database', () => {
       const lamp = await lampRunningOn(b.url);
       return lamp?.status === 'running' && lamp.pid ? lamp : undefined;
     }, LEASE_MS * 4, 'js-lamp running on B');
+    await eventually(async () => {
+      const { body } = await call(b.url, 'GET', '/v1/os/drivers', token);
+      return (body.local as Array<{ driverKey: string; status: string }>).some((d) => d.driverKey === 'js-lamp-two' && d.status === 'running');
+    }, LEASE_MS * 4, 'the installed driver running on B');
     const takeoverMs = Date.now() - killedAt;
     expect(takeoverMs).toBeLessThan(LEASE_MS + LEASE_MS / 3 + 2000);
     expect(running.pid).toBeGreaterThan(0);

@@ -27,6 +27,7 @@ type ClusterMessage =
   | { t: 'bye' }
   | { t: 'released' }
   | { t: 'restored' }
+  | { t: 'drivers-changed' }
   | { t: 'cmd'; id: string; deviceId: string; command: string; params: Record<string, unknown>; timeoutMs?: number; kind?: 'ACTION' | 'COMMAND_EXECUTE' }
   | { t: 'res'; id: string; ok: true; result: unknown }
   | { t: 'res'; id: string; ok: false; error: WireFailure }
@@ -108,6 +109,7 @@ export class ClusterNode {
   private readonly forwarded = new Map<string, Forwarded>();
   private readonly held = new Set<string>();
   private readonly placementListeners = new Set<() => void>();
+  private readonly folderListeners = new Set<() => void>();
   private readonly docWatchers = new Map<string, Set<DocumentWatcher>>();
   private bound: ClusterBindings | undefined;
   private heartbeat: TimerHandle | undefined;
@@ -197,6 +199,11 @@ export class ClusterNode {
     watch: (listener) => {
       this.placementListeners.add(listener);
       return () => this.placementListeners.delete(listener);
+    },
+    announceFolderChange: () => this.channel.send(undefined, { t: 'drivers-changed' }),
+    watchFolder: (listener) => {
+      this.folderListeners.add(listener);
+      return () => this.folderListeners.delete(listener);
     },
   };
 
@@ -402,6 +409,9 @@ export class ClusterNode {
     switch (m.t) {
       case 'released':
         return this.notifyPlacement();
+      case 'drivers-changed':
+        for (const listener of this.folderListeners) listener();
+        return;
       case 'restored':
         this.deps.log.warn({ instance: from }, 'cluster: another instance restored a backup; restarting into it');
         return this.deps.restart?.(`a backup was restored on instance ${from}`);

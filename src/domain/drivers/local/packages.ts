@@ -171,7 +171,7 @@ export class DriverPackages {
       await fs.mkdir(path.dirname(previous), { recursive: true });
       await fs.rename(folder, previous);
       this.deps.log.info({ driver: driverKey }, 'driver removed (kept as its previous version)');
-      await this.deps.supervisor.reload();
+      await this.deps.supervisor.reloadAfterRemoval();
       return { driverKey, removed: true as const };
     });
   }

@@ -81,6 +81,10 @@ export interface DriverPlacement {
   release(driverKey: string): Promise<void>;
   /** Calls `listener` whenever leases may have changed hands. */
   watch(listener: () => void): () => void;
+  /** Tells the other instances that the shared drivers folder changed (a package installed, rolled back, removed). */
+  announceFolderChange(): void;
+  /** Calls `listener` when another instance changed the drivers folder. */
+  watchFolder(listener: () => void): () => void;
 }
 
 export type LocalDriverStatus = 'running' | 'starting' | 'backoff' | 'stopped' | 'invalid' | 'standby';
@@ -738,6 +742,10 @@ export class LocalDriverSupervisor {
       placement: deps.placement,
     };
     deps.placement?.watch(() => this.rebalance());
+    // Another instance changed the shared folder: read the manifests again (new drivers stand by here).
+    deps.placement?.watchFolder(() => {
+      if (!this.stopped) void this.reload();
+    });
   }
 
   /**
@@ -836,7 +844,15 @@ export class LocalDriverSupervisor {
    */
   async reloadAndRestart(driverKey: string): Promise<LocalDriverInfo> {
     await this.reload({ restart: driverKey });
+    this.deps.placement?.announceFolderChange();
     return this.get(driverKey);
+  }
+
+  /** After a driver was removed from the folder: reads the manifests again, here and on the other instances. */
+  async reloadAfterRemoval(): Promise<ManifestError[]> {
+    const errors = await this.reload();
+    this.deps.placement?.announceFolderChange();
+    return errors;
   }
 
   /** Every manifest found, valid or not, in path order. */
