@@ -2,7 +2,8 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import type pg from 'pg';
 import type { DatabaseSnapshots } from '../domain/backups/backup-service.js';
 import { migrations } from './migrations/index.js';
-import { inspectDump } from './logical-dump.js';
+import { COPY_FILES } from './files.js';
+import { importPendingRestore, inspectDump } from './logical-dump.js';
 import { inspectSqliteFile } from './sqlite-inspect.js';
 import type { Database } from './schema.js';
 
@@ -27,8 +28,7 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** The SQLite database's file name under DATA_DIR. */
-export const DATABASE_FILE = 'hub.sqlite';
+export { COPY_FILES, DATABASE_FILE } from './files.js';
 
 /** The migrations this version of the hub knows. */
 export const knownMigrations = () => Object.keys(migrations);
@@ -48,10 +48,46 @@ export async function runMigrations(db: Kysely<Database>): Promise<string[]> {
   return (await migrator.getMigrations()).filter((m) => m.executedAt).map((m) => m.name);
 }
 
-/** The copy names backups hold: an SQLite file, or a logical export. */
-export const COPY_FILES = ['database.sqlite', 'database.jsonl'] as const;
-
 /** Reads a copy of either engine by its name: its migrations, and "ok" or the first problem. */
 export function inspectCopy(file: string): Promise<{ migrations: string[]; integrity: string }> {
   return file.endsWith('.sqlite') ? inspectSqliteFile(file) : inspectDump(file);
+}
+
+/**
+ * What both engines' storages share around their own connection and copy: migrations (then a
+ * staged restore, imported row by row), the checks of a copy, and an idempotent close.
+ */
+export function engineStorage(parts: {
+  engine: StorageEngine;
+  db: Kysely<Database>;
+  pool?: pg.Pool;
+  location: string;
+  dataDir: string;
+  /** The copy's name in a backup, and how it is taken. */
+  copy: { fileName: (typeof COPY_FILES)[number]; backupTo(file: string): Promise<void> };
+}): Storage {
+  const { engine, db, dataDir } = parts;
+  let closed = false;
+  let restored = false;
+  return {
+    engine,
+    db,
+    ...(parts.pool ? { pool: parts.pool } : {}),
+    location: parts.location,
+    get restoredAtStart() {
+      return restored;
+    },
+    async migrate() {
+      const applied = await runMigrations(db);
+      restored = await importPendingRestore(db, engine, dataDir);
+      // Applied again after an import: the restored rows may come from a hub that had applied fewer.
+      return restored ? runMigrations(db) : applied;
+    },
+    snapshots: { fileName: parts.copy.fileName, readableFiles: COPY_FILES, backupTo: parts.copy.backupTo, inspect: inspectCopy, knownMigrations },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
+import { COPY_FILES, RESTORE_IMPORT_DIR } from './files.js';
 import type { Database } from './schema.js';
 
 /**
@@ -65,6 +66,11 @@ export async function writeDump(trx: Transaction<Database> | Kysely<Database>, e
   }
 }
 
+/** Every table as of one instant (one repeatable-read transaction) while writes go on, to `file`. */
+export function exportSnapshot(db: Kysely<Database>, engine: string, file: string): Promise<void> {
+  return db.transaction().setIsolationLevel('repeatable read').execute((trx) => writeDump(trx, engine, file));
+}
+
 async function* dumpLines(file: string): AsyncGenerator<{ line: number; value: unknown }> {
   const lines = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
   let n = 0;
@@ -112,14 +118,14 @@ export async function inspectDump(file: string): Promise<{ migrations: string[];
  * was imported.
  */
 export async function importPendingRestore(db: Kysely<Database>, engine: 'sqlite' | 'postgres', dataDir: string): Promise<boolean> {
-  const dir = path.join(dataDir, 'restore-import');
-  const copy = ['database.jsonl', 'database.sqlite'].map((name) => path.join(dir, name)).find((file) => fs.existsSync(file));
+  const dir = path.join(dataDir, RESTORE_IMPORT_DIR);
+  const copy = COPY_FILES.map((name) => path.join(dir, name)).find((file) => fs.existsSync(file));
   if (!copy) return false;
   const keptIn = fs.readFileSync(path.join(dir, 'kept-in'), 'utf8').trim();
   fs.mkdirSync(keptIn, { recursive: true });
   const kept = path.join(keptIn, 'database.jsonl');
   fs.rmSync(kept, { force: true });
-  await db.transaction().setIsolationLevel('repeatable read').execute((trx) => writeDump(trx, engine, kept));
+  await exportSnapshot(db, engine, kept);
   let dump = copy;
   if (copy.endsWith('.sqlite')) {
     dump = path.join(dir, 'from-sqlite.jsonl');

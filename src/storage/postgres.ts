@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { COPY_FILES, inspectCopy, knownMigrations, runMigrations, type Storage } from './database.js';
-import { importPendingRestore, writeDump } from './logical-dump.js';
+import { engineStorage, type Storage } from './database.js';
+import { exportSnapshot } from './logical-dump.js';
 import type { Database } from './schema.js';
 
 const INT8 = 20;
@@ -48,33 +48,12 @@ export function openPostgresStorage(url: string, dataDir: string, poolSize = 10)
   fs.mkdirSync(dataDir, { recursive: true });
   const pool = createPool(url, poolSize);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  let closed = false;
-  let restored = false;
-  return {
+  return engineStorage({
     engine: 'postgres',
-    get restoredAtStart() {
-      return restored;
-    },
     db,
     pool,
     location: maskedUrl(url),
-    async migrate() {
-      const applied = await runMigrations(db);
-      restored = await importPendingRestore(db, 'postgres', dataDir);
-      // Applied again after an import: the restored rows may come from a hub that had applied fewer.
-      return restored ? runMigrations(db) : applied;
-    },
-    snapshots: {
-      fileName: 'database.jsonl',
-      readableFiles: COPY_FILES,
-      backupTo: (file) => db.transaction().setIsolationLevel('repeatable read').execute((trx) => writeDump(trx, 'postgres', file)),
-      inspect: inspectCopy,
-      knownMigrations,
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      await db.destroy();
-    },
-  };
+    dataDir,
+    copy: { fileName: 'database.jsonl', backupTo: (file) => exportSnapshot(db, 'postgres', file) },
+  });
 }

@@ -1,12 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-
-/** Must match the backups module's staging folder. */
-const PENDING = 'restore-pending';
-/** Where a copy the storage imports row by row waits (with `kept-in`: where the replaced state goes); logical-dump.ts reads it. */
-const IMPORT_DIR = 'restore-import';
-/** Must match the SQLite storage's file name (database.ts). */
-const SQLITE_FILE = 'hub.sqlite';
+import { DATABASE_FILE, PENDING_RESTORE_DIR, RESTORE_IMPORT_DIR } from './files.js';
 
 /**
  * Applies a restore staged by the backups module, before the database is opened. An SQLite copy
@@ -18,7 +12,7 @@ const SQLITE_FILE = 'hub.sqlite';
  * replaced state goes, or undefined when no restore was waiting.
  */
 export function applyPendingRestore(dataDir: string, driversDir: string, engine: 'sqlite' | 'postgres', now = Date.now()): { keptIn: string } | undefined {
-  const pending = path.join(dataDir, PENDING);
+  const pending = path.join(dataDir, PENDING_RESTORE_DIR);
   const sqlite = path.join(pending, 'database.sqlite');
   const dump = path.join(pending, 'database.jsonl');
   if (!fs.existsSync(sqlite) && !fs.existsSync(dump)) return undefined;
@@ -26,12 +20,12 @@ export function applyPendingRestore(dataDir: string, driversDir: string, engine:
   fs.mkdirSync(keptIn, { recursive: true });
   if (engine === 'sqlite' && fs.existsSync(sqlite)) {
     for (const suffix of ['', '-wal', '-shm']) {
-      const file = path.join(dataDir, `${SQLITE_FILE}${suffix}`);
-      if (fs.existsSync(file)) fs.renameSync(file, path.join(keptIn, `${SQLITE_FILE}${suffix}`));
+      const file = path.join(dataDir, `${DATABASE_FILE}${suffix}`);
+      if (fs.existsSync(file)) fs.renameSync(file, path.join(keptIn, `${DATABASE_FILE}${suffix}`));
     }
-    fs.renameSync(sqlite, path.join(dataDir, SQLITE_FILE));
+    fs.renameSync(sqlite, path.join(dataDir, DATABASE_FILE));
   } else {
-    const importDir = path.join(dataDir, IMPORT_DIR);
+    const importDir = path.join(dataDir, RESTORE_IMPORT_DIR);
     fs.rmSync(importDir, { recursive: true, force: true });
     fs.mkdirSync(importDir, { recursive: true });
     fs.writeFileSync(path.join(importDir, 'kept-in'), keptIn);

@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { COPY_FILES, DATABASE_FILE, inspectCopy, knownMigrations, runMigrations, type Storage } from './database.js';
-import { importPendingRestore } from './logical-dump.js';
+import { DATABASE_FILE, engineStorage, type Storage } from './database.js';
 import type { Database } from './schema.js';
 
 /**
@@ -44,23 +43,13 @@ export function openSqliteStorage(dataDir: string): Storage {
   sqlite.pragma('busy_timeout = 5000');
 
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  let closed = false;
-  let restored = false;
-  return {
+  return engineStorage({
     engine: 'sqlite',
-    get restoredAtStart() {
-      return restored;
-    },
     db,
     location: file,
-    async migrate() {
-      const applied = await runMigrations(db);
-      restored = await importPendingRestore(db, 'sqlite', dataDir);
-      return restored ? runMigrations(db) : applied;
-    },
-    snapshots: {
+    dataDir,
+    copy: {
       fileName: 'database.sqlite',
-      readableFiles: COPY_FILES,
       async backupTo(copy: string) {
         await sqlite.backup(copy);
         // One self-contained file: the copy leaves WAL mode (the live database's), so no -wal or -shm goes with it.
@@ -71,13 +60,6 @@ export function openSqliteStorage(dataDir: string): Storage {
           opened.close();
         }
       },
-      inspect: inspectCopy,
-      knownMigrations,
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      await db.destroy();
-    },
-  };
+  });
 }
