@@ -60,20 +60,9 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   // Several instances on one PostgreSQL: rooms and namespace broadcasts reach every instance's
   // sockets through the database (LISTEN/NOTIFY), as the Socket.IO PostgreSQL adapter does it.
   const pool = hub.storage.pool;
-  if (pool) {
-    const onError = (err: unknown) => log.warn({ err }, 'socket.io cluster adapter error');
-    // The adapter keeps a connection of the pool for LISTEN without an 'error' listener: a
-    // database restart would make it an uncaught error. It reconnects by itself on 'end'.
-    const guarded = {
-      query: pool.query.bind(pool),
-      async connect() {
-        const client = await pool.connect();
-        client.on('error', onError);
-        return client;
-      },
-    } as unknown as typeof pool;
-    io.adapter(createAdapter(guarded, { errorHandler: onError }));
-  }
+  // Its LISTEN connection comes from the storage's pool, which guards every connection it makes
+  // against a dropped one (src/storage/postgres.ts); the adapter reconnects by itself.
+  if (pool) io.adapter(createAdapter(pool, { errorHandler: (err) => log.warn({ err }, 'socket.io cluster adapter error') }));
 
   // The admin panel's pages connect with their session cookie (SameSite=Strict: another site's
   // page cannot make the browser send it, so there is nothing to forge).
