@@ -56,13 +56,8 @@ export class AuthService {
 
   /** Loads tokens that are still valid; call once before serving. */
   async start(): Promise<void> {
-    const now = this.clock.now();
-    await this.tokens.deleteExpired(now);
-    const users = new Map((await this.users.list()).map((u) => [u.id, u]));
-    for (const token of await this.tokens.listActive(now)) {
-      const user = users.get(token.userId);
-      if (user && !user.disabled) this.active.set(token.tokenHash, { ...token, username: user.username, role: user.role });
-    }
+    await this.tokens.deleteExpired(this.clock.now());
+    await this.resyncTokens();
   }
 
   async login(username: string, password: string, clientAddress: string): Promise<IssuedToken & { userId: string; role: Role }> {
@@ -116,7 +111,7 @@ export class AuthService {
     this.active.set(tokenHash, { ...token, username: user.username, role: user.role });
   }
 
-  /** Every valid token read again from the database (tokens issued or revoked elsewhere may have been missed). */
+  /** Every valid token read from the database: at start, and when tokens issued or revoked elsewhere may have been missed. */
   async resyncTokens(): Promise<void> {
     const now = this.clock.now();
     const users = new Map((await this.users.list()).map((u) => [u.id, u]));
