@@ -1,9 +1,11 @@
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { TimerHandle, Timers } from '../platform/clock.js';
+import type { Database } from '../storage/schema.js';
 
 /** NOTIFY carries at most 8000 bytes; a batch stays under this, a larger message goes through the outbox. */
-export const NOTIFY_LIMIT = 7500;
-export const BROADCAST = 'hcs_cluster';
+const NOTIFY_LIMIT = 7500;
+const BROADCAST = 'hcs_cluster';
 const direct = (nodeId: string) => `hcs_node_${nodeId}`;
 
 export interface Envelope<M> {
@@ -66,8 +68,25 @@ export class PgChannel<M> {
 
   send(to: string | undefined, message: M): void {
     if (this.closed) return;
-    this.queue.push({ channel: to === undefined ? BROADCAST : direct(to), text: JSON.stringify({ from: this.nodeId, m: message }) });
+    this.queue.push({ channel: to === undefined ? BROADCAST : direct(to), text: this.envelope(message) });
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
+  }
+
+  /**
+   * Broadcasts `message` from within a transaction: PostgreSQL delivers it when, and only when,
+   * the transaction commits (an acknowledged write is never missing from the others' caches).
+   */
+  async sendWithin(trx: Kysely<Database>, message: M): Promise<void> {
+    let payload = `[${this.envelope(message)}]`;
+    if (Buffer.byteLength(payload) > NOTIFY_LIMIT) {
+      const row = await trx.insertInto('cluster_outbox').values({ created_at: Date.now(), payload }).returning('id').executeTakeFirstOrThrow();
+      payload = JSON.stringify({ o: Number(row.id) });
+    }
+    await sql`select pg_notify(${BROADCAST}, ${payload})`.execute(trx);
+  }
+
+  private envelope(message: M): string {
+    return JSON.stringify({ from: this.nodeId, m: message } satisfies Envelope<M>);
   }
 
   /** Resolves when everything sent so far was handed to PostgreSQL. */

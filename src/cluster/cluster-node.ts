@@ -13,7 +13,7 @@ import type { StateAuthority } from '../domain/state/state-authority.js';
 import type { TimerHandle, Timers } from '../platform/clock.js';
 import { DomainError, wireFailure, type WireFailure } from '../platform/errors.js';
 import type { Database } from '../storage/schema.js';
-import { BROADCAST, NOTIFY_LIMIT, PgChannel, type ChannelLogger, type Envelope } from './channel.js';
+import { PgChannel, type ChannelLogger, type Envelope } from './channel.js';
 
 /** Events every instance keeps to itself: per-instance measurements. */
 const NOT_REPLICATED = new Set<keyof DomainEvents>(['device.command_executed', 'device.command_timed_out']);
@@ -265,12 +265,7 @@ export class ClusterNode {
   async writeAndTell(work: (db: Kysely<Database>) => Promise<void>, message: ClusterMessage): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
       await work(trx);
-      let payload = JSON.stringify([{ from: this.id, m: message }]);
-      if (Buffer.byteLength(payload) > NOTIFY_LIMIT) {
-        const row = await trx.insertInto('cluster_outbox').values({ created_at: Date.now(), payload }).returning('id').executeTakeFirstOrThrow();
-        payload = JSON.stringify({ o: Number(row.id) });
-      }
-      await sql`select pg_notify(${BROADCAST}, ${payload})`.execute(trx);
+      await this.channel.sendWithin(trx, message);
     });
   }
 
