@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { TimerHandle, Timers } from '../platform/clock.js';
+import { pgDriver } from '../storage/pg-driver.js';
 import type { Database } from '../storage/schema.js';
 
 /** NOTIFY carries at most 8000 bytes; a batch stays under this, a larger message goes through the outbox. */
@@ -103,7 +104,7 @@ export class PgChannel<M> {
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new (pgDriver().Client)({ connectionString: this.url });
     client.on('error', () => undefined);
     // A publisher the server dropped is let go at once, not found broken at the next message.
     client.on('end', () => {

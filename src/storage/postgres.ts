@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { engineStorage, type Storage } from './database.js';
 import { exportSnapshot } from './logical-dump.js';
+import { pgDriver } from './pg-driver.js';
 import type { Database } from './schema.js';
 
 const INT8 = 20;
@@ -14,7 +15,7 @@ const INT8 = 20;
  */
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8 && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === INT8 && format !== 'binary' ? (value: string) => Number(value) : pgDriver().types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /** The URL with its password masked, for logs and status pages. */
@@ -30,7 +31,7 @@ export function maskedUrl(url: string): string {
 
 /** A pool of connections to the database at `url`, bigints as numbers. */
 export function createPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000 });
+  const pool = new (pgDriver().Pool)({ connectionString: url, max, types, connectionTimeoutMillis: 10_000 });
   // A connection the server drops (a restart, a failover, an administrator) must not take the
   // process with it: idle ones are reported by the pool, checked-out ones by themselves, and pg
   // throws an 'error' nobody listens to. The query that used it fails; the next one reconnects.

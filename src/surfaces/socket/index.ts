@@ -1,5 +1,6 @@
 import type http from 'node:http';
-import { createAdapter } from '@socket.io/postgres-adapter';
+import { createRequire } from 'node:module';
+import type { createAdapter as CreateAdapter } from '@socket.io/postgres-adapter';
 import { Server, type Namespace, type Socket } from 'socket.io';
 import { HUB_COMMANDS, type HubCommandName } from '../../domain/protocol/command-table.js';
 import { CREDENTIALS_CHANGED } from '../../domain/events.js';
@@ -62,7 +63,11 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   const pool = hub.storage.pool;
   // Its LISTEN connection comes from the storage's pool, which guards every connection it makes
   // against a dropped one (src/storage/postgres.ts); the adapter reconnects by itself.
-  if (pool) io.adapter(createAdapter(pool, { errorHandler: (err) => log.warn({ err }, 'socket.io cluster adapter error') }));
+  if (pool) {
+    // Loaded only then: a hub on SQLite does not pay for it at start.
+    const { createAdapter } = createRequire(import.meta.url)('@socket.io/postgres-adapter') as { createAdapter: typeof CreateAdapter };
+    io.adapter(createAdapter(pool, { errorHandler: (err) => log.warn({ err }, 'socket.io cluster adapter error') }));
+  }
 
   // The admin panel's pages connect with their session cookie (SameSite=Strict: another site's
   // page cannot make the browser send it, so there is nothing to forge).
