@@ -118,6 +118,7 @@ export class ClusterNode {
   private readonly pendingStates = new Map<string, DomainEvents['device.state_changed']>();
   private statesFlush: NodeJS.Immediate | undefined;
   private forwardedTotal = 0;
+  private claimFailed = false;
   private ranTotal = 0;
 
   constructor(private readonly deps: ClusterNodeDeps) {
@@ -193,7 +194,12 @@ export class ClusterNode {
 
   /** Which instance runs each local driver (the supervisor's placement): a lease per driver. */
   readonly placement: DriverPlacement = {
-    claim: (driverKey) => this.claim(`driver:${driverKey}`),
+    claim: (driverKey) =>
+      this.claim(`driver:${driverKey}`).catch((err: unknown) => {
+        // The database did not answer: the driver stands by, and tries again at the next heartbeat.
+        this.claimFailed = true;
+        throw err;
+      }),
     holds: (driverKey) => this.held.has(`driver:${driverKey}`),
     release: (driverKey) => this.release(`driver:${driverKey}`),
     watch: (listener) => {
@@ -357,8 +363,19 @@ export class ClusterNode {
       .returning('name')
       .execute();
     const still = new Set(renewed.map((r) => r.name));
-    for (const name of [...this.held]) if (!still.has(name)) this.held.delete(name);
-    this.notifyPlacement();
+    let changed = false;
+    for (const name of [...this.held]) {
+      if (still.has(name)) continue;
+      this.held.delete(name);
+      changed = true;
+    }
+    // Drivers standing by try their leases only when one lapsed (its holder died), this instance
+    // lost one, or a claim failed: one query a heartbeat, not a claim per standing-by driver.
+    const lapsed = await db.selectFrom('cluster_leases').select('name').where('expires_at', '<', NOW).limit(1).executeTakeFirst();
+    if (changed || lapsed || this.claimFailed) {
+      this.claimFailed = false;
+      this.notifyPlacement();
+    }
 
     await db.deleteFrom('cluster_outbox').where('created_at', '<', Date.now() - 60_000).execute();
     await db.deleteFrom('cluster_instances').where('heartbeat_at', '<', sql<number>`${NOW} - ${Math.max(settings.leaseMs * 10, 3_600_000)}`).execute();
