@@ -334,7 +334,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...(host.restart ? { restart: host.restart } : {}),
     ...(config.backupSchedule ? { schedule: { cron: config.backupSchedule, keep: config.backupKeep, keepDays: config.backupKeepDays } } : {}),
     // One instance of a cluster takes each scheduled backup: the slot is claimed like a timer's.
-    claimSlot: (slot, at) => fireStore.claimFire('@scheduled-backup', slot, at, 0),
+    fires: fireStore,
   });
   const fleet = fleetModule({
     repositories: {

@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Cron } from 'croner';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { OneAtATime, pathExists } from '../../platform/one-at-a-time.js';
-import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import type { Clock, Timers } from '../../platform/clock.js';
+import { ProgramScheduler, type FireStore } from '../programs/scheduler.js';
 import type { ArchiveReader } from '../drivers/local/packages.js';
 import { backupErrors } from './errors.js';
 
@@ -46,10 +46,10 @@ export interface BackupServiceDeps {
   /** Scheduled backups: when (a cron pattern), and how many and how old scheduled backups are kept. */
   schedule?: BackupSchedule;
   /**
-   * Claims the scheduled slot due at `scheduledAt` (instances sharing a database race for it):
-   * true when this one takes the backup. Absent, every slot is this process's.
+   * Where the schedule's fires are recorded (the programs' timer store): a slot is claimed there,
+   * so instances sharing a database take each scheduled backup once.
    */
-  claimSlot?: (scheduledAt: number, at: number) => Promise<boolean>;
+  fires: FireStore;
 }
 
 export interface BackupSchedule {
@@ -82,7 +82,8 @@ export interface BackupManifest {
 const FORMAT = 1;
 const NAME = /^hcs-backup-[0-9]{8}-[0-9]{6}(-[0-9]+)?(-scheduled)?$/;
 const SCHEDULED = '-scheduled';
-const HOUR = 3_600_000;
+/** The schedule's id in the fire store, beside the programs' (which are UUIDs). */
+const SCHEDULE_ID = '@scheduled-backup';
 const MANIFEST = 'backup.json';
 /** Where a validated restore waits for the restart that applies it (storage's applyPendingRestore). */
 export const PENDING_RESTORE_DIR = 'restore-pending';
@@ -101,8 +102,7 @@ export class BackupService {
   /** One at a time: two of them must not interleave their renames. */
   private readonly exclusive = new OneAtATime(() => backupErrors.BACKUP_BUSY());
   private readonly dir: string;
-  private scheduleTimer: TimerHandle | undefined;
-  private cron: Cron | undefined;
+  private scheduler: ProgramScheduler | undefined;
 
   constructor(private readonly deps: BackupServiceDeps) {
     this.dir = path.join(deps.dataDir, 'backups');
@@ -149,43 +149,30 @@ export class BackupService {
     });
   }
 
-  /** Arms the schedule, if one is set: the next slot of its cron pattern, then the one after. */
-  startSchedule(): void {
+  /** Arms the schedule, if one is set, on the same scheduler as program timers. */
+  async startSchedule(): Promise<void> {
     const schedule = this.deps.schedule;
     if (!schedule) return;
-    this.cron = new Cron(schedule.cron, { paused: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) });
-    this.armSchedule(this.deps.clock.now());
+    const { clock, timers, fires, log } = this.deps;
+    this.scheduler = new ProgramScheduler({ clock, timers, store: fires, fire: () => void this.runScheduled(), log: { error: (obj, msg) => log.warn(obj as object, msg) } });
+    await this.scheduler.start([{ id: SCHEDULE_ID, timer: { kind: 'cron', expression: schedule.cron, enabled: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) } }]);
   }
 
   stopSchedule(): void {
-    this.deps.timers.clearTimeout(this.scheduleTimer);
-    this.scheduleTimer = undefined;
-    this.cron = undefined;
+    this.scheduler?.stop();
+    this.scheduler = undefined;
   }
 
   /** The schedule with its retention and next slot, or null when none is set. */
   scheduleInfo(): { cron: string; keep: number; keepDays: number; nextAt: number | null } | null {
     const s = this.deps.schedule;
     if (!s) return null;
-    return { cron: s.cron, keep: s.keep, keepDays: s.keepDays, nextAt: this.cron?.nextRun(new Date(this.deps.clock.now()))?.getTime() ?? null };
+    return { cron: s.cron, keep: s.keep, keepDays: s.keepDays, nextAt: this.scheduler?.nextFire(SCHEDULE_ID) ?? null };
   }
 
-  private armSchedule(after: number): void {
-    const cron = this.cron;
-    const slot = cron?.nextRun(new Date(after))?.getTime();
-    if (!cron || slot === undefined) return;
-    const wait = () => {
-      const now = this.deps.clock.now();
-      // Long waits in steps of an hour at most: the wall clock may be set meanwhile.
-      if (now < slot) this.scheduleTimer = this.deps.timers.setTimeout(wait, Math.min(slot - now, HOUR));
-      else void this.runScheduled(slot).finally(() => this.cron === cron && this.armSchedule(Math.max(slot, this.deps.clock.now())));
-    };
-    wait();
-  }
-
-  private async runScheduled(slot: number): Promise<void> {
+  /** A slot of the schedule (claimed by the scheduler): the backup, then the retention. */
+  private async runScheduled(): Promise<void> {
     try {
-      if (this.deps.claimSlot && !(await this.deps.claimSlot(slot, this.deps.clock.now()))) return;
       const info = await this.create({ scheduled: true });
       const removed = await this.applyRetention();
       this.deps.log.info({ backup: info.name, removed }, 'scheduled backup taken');

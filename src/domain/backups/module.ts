@@ -11,7 +11,7 @@ export function backupsModule(deps: BackupServiceDeps) {
     backups,
     operations: { backups: backupOperations(backups) },
     async start() {
-      backups.startSchedule();
+      await backups.startSchedule();
     },
     async stop() {
       backups.stopSchedule();
