@@ -14,12 +14,11 @@ export type EventOrigin = 'local' | 'replica';
 
 export interface ListenOptions {
   /**
-   * Only changes that happened here: for listeners that act on a change (run an automation, write
-   * a record), which the instance where it happened does once for the whole cluster.
+   * Only changes of this origin. `local`: for listeners that act on a change (run an automation,
+   * write a record), which the instance where it happened does once for the whole cluster.
+   * `replica`: to follow on this instance what the local path did directly.
    */
-  originOnly?: boolean;
-  /** Only changes that happened on another instance: to follow what the local path did directly. */
-  replicasOnly?: boolean;
+  origin?: EventOrigin;
 }
 
 export interface EventBusLogger {
@@ -30,7 +29,7 @@ export interface EventBusLogger {
 export type AnyListener<Events extends EventMap> = <K extends keyof Events>(event: K, payload: Events[K], origin: EventOrigin) => void;
 
 export class EventBus<Events extends EventMap> {
-  private readonly listeners = new Map<keyof Events, Set<{ owner: object; fn: Listener<never>; originOnly: boolean; replicasOnly: boolean }>>();
+  private readonly listeners = new Map<keyof Events, Set<{ owner: object; fn: Listener<never>; origin: EventOrigin | undefined }>>();
   private readonly anyListeners = new Set<{ owner: object; fn: AnyListener<Events> }>();
 
   constructor(private readonly log?: EventBusLogger) {}
@@ -41,7 +40,7 @@ export class EventBus<Events extends EventMap> {
       set = new Set();
       this.listeners.set(event, set);
     }
-    const entry = { owner, fn: fn as Listener<never>, originOnly: options.originOnly === true, replicasOnly: options.replicasOnly === true };
+    const entry = { owner, fn: fn as Listener<never>, origin: options.origin };
     set.add(entry);
     return () => set.delete(entry);
   }
@@ -63,8 +62,8 @@ export class EventBus<Events extends EventMap> {
     }
     const set = this.listeners.get(event);
     if (!set) return;
-    for (const { fn, originOnly, replicasOnly } of set) {
-      if (origin === 'local' ? replicasOnly : originOnly) continue;
+    for (const { fn, origin: only } of set) {
+      if (only !== undefined && only !== origin) continue;
       // One faulty listener must not keep the event from the others, nor fail the emitter.
       try {
         (fn as Listener<Events[K]>)(payload);

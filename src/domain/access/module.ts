@@ -30,8 +30,8 @@ export function accessModule({ grants, events, log, ...targets }: AccessModuleDe
     operations: { access: accessOperations(grants, targets) },
     async start() {
       await grants.load();
-      events.on(owner, 'user.removed', (e) => follow('a removed user', grants.userRemoved(e.userId)), { originOnly: true });
-      events.on(owner, 'space.removed', (e) => follow('a removed space', grants.spaceRemoved(e.spaceId)), { originOnly: true });
+      events.on(owner, 'user.removed', (e) => follow('a removed user', grants.userRemoved(e.userId)), { origin: 'local' });
+      events.on(owner, 'space.removed', (e) => follow('a removed space', grants.spaceRemoved(e.spaceId)), { origin: 'local' });
     },
     async stop() {
       events.removeOwner(owner);

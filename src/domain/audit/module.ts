@@ -26,7 +26,7 @@ export function auditModule({ repository, operations, events, clock, log }: Audi
       stopObserving = operations.observeChanges(trail.onCall);
       events.on(trail, 'auth.login_failed', ({ username, clientAddress, at }) =>
         trail.record({ at, actor: null, action: 'auth.login_failed', ok: false, target: { username }, clientAddress }),
-        { originOnly: true },
+        { origin: 'local' },
       );
     },
     async stop() {

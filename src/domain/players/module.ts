@@ -50,10 +50,10 @@ export function playersModule({ repositories, devices, spaces, users, events, cl
       await keeper.start();
       events.on(owner, 'user.removed', ({ userId }) => {
         players.userRemoved(userId).catch((err: unknown) => log.warn({ err, userId }, "dropping a removed user's players failed"));
-      }, { originOnly: true });
+      }, { origin: 'local' });
       events.on(owner, 'space.removed', ({ spaceId }) => {
         players.spaceRemoved(spaceId).catch((err: unknown) => log.warn({ err, spaceId }, "clearing a removed space from players failed"));
-      }, { originOnly: true });
+      }, { origin: 'local' });
       log.info({ players: players.list().length }, 'players loaded');
     },
     async stop() {

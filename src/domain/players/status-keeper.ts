@@ -40,10 +40,10 @@ export class StatusKeeper {
     this.events.on(this, 'device.online_changed', ({ deviceId, online, at }) => {
       // Going offline at `at` means it was seen online until then.
       this.record(deviceId, () => ({ status: online ? 'online' : 'offline', lastSeenAt: at }));
-    }, { originOnly: true });
+    }, { origin: 'local' });
     this.events.on(this, 'device.removed', ({ deviceId, at }) => {
       this.record(deviceId, (current) => (current?.status === 'online' ? { status: 'offline', lastSeenAt: at } : undefined));
-    }, { originOnly: true });
+    }, { origin: 'local' });
   }
 
   /** Stops watching; players still live were seen until now, and the hub will not see them after. */

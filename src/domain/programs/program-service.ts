@@ -86,9 +86,9 @@ export class ProgramService {
     // Programs saved on another instance of a cluster: their timers are armed here too (each slot
     // fires once, on whichever instance claims it first).
     const follow = ({ program }: { program: Program }) => void this.scheduler.schedule(program.id, program.timer);
-    this.events.on(this, 'program.created', follow, { replicasOnly: true });
-    this.events.on(this, 'program.updated', follow, { replicasOnly: true });
-    this.events.on(this, 'program.removed', ({ programId }) => this.scheduler.unschedule(programId), { replicasOnly: true });
+    this.events.on(this, 'program.created', follow, { origin: 'replica' });
+    this.events.on(this, 'program.updated', follow, { origin: 'replica' });
+    this.events.on(this, 'program.removed', ({ programId }) => this.scheduler.unschedule(programId), { origin: 'replica' });
   }
 
   async stop(): Promise<void> {

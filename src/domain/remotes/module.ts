@@ -70,7 +70,7 @@ export function remotesModule({ directory, devices, spaces, preferences, actionM
         for (const remote of directory.list()) {
           if (remote.pairedBy === userId) directory.revoke(remote.id).catch(() => {});
         }
-      }, { originOnly: true });
+      }, { origin: 'local' });
     },
     async stop() {
       events.removeOwner(owner);

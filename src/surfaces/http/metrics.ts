@@ -70,10 +70,10 @@ export const metricsRoute: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub 
     figure('hcs_cluster_commands_run_for_others', 'Device commands other instances forwarded here, since start.', (s) => s.ranForOthers);
   }
   const owner = {};
-  hub.events.on(owner, 'device.command_executed', (e) => commands.observe({ ok: String(e.ok) }, e.durationMs / 1000), { originOnly: true });
-  hub.events.on(owner, 'device.command_timed_out', () => timeouts.inc(), { originOnly: true });
+  hub.events.on(owner, 'device.command_executed', (e) => commands.observe({ ok: String(e.ok) }, e.durationMs / 1000), { origin: 'local' });
+  hub.events.on(owner, 'device.command_timed_out', () => timeouts.inc(), { origin: 'local' });
   // This instance's updates: another instance counts its own.
-  hub.events.on(owner, 'device.state_changed', () => stateUpdates.inc(), { originOnly: true });
+  hub.events.on(owner, 'device.state_changed', () => stateUpdates.inc(), { origin: 'local' });
   app.addHook('onClose', async () => hub.events.removeOwner(owner));
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -156,9 +156,9 @@ export function createSocketSurface(hub: Hub, server: http.Server, fanout: FeedF
   }
   // Namespace broadcasts: the Socket.IO adapter carries them to every instance's sockets (the
   // PostgreSQL adapter in a cluster), so only the instance where the change happened sends them.
-  hub.events.on(owner, 'design.published', (e) => nsp.designer.emit('designer:published', e.design), { originOnly: true });
-  hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }), { originOnly: true });
-  hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e), { originOnly: true });
+  hub.events.on(owner, 'design.published', (e) => nsp.designer.emit('designer:published', e.design), { origin: 'local' });
+  hub.events.on(owner, 'preferences.updated', (e) => nsp.designer.emit('designer:refresh', { reason: 'preferences', at: e.at }), { origin: 'local' });
+  hub.events.on(owner, 'ir.transmitted', (e) => nsp.irTest.emit('ir:data', e), { origin: 'local' });
 
   nsp.deviceState.on('connection', async (socket) => {
     track(socket, joined.deviceState);
