@@ -12,7 +12,7 @@ type Stamped = { id: string; createdAt: number; updatedAt: number };
  */
 export class DocumentCollection<T extends Stamped> {
   private readonly items = new Map<string, T>();
-  private unwatch: (() => void) | undefined;
+  private watching = false;
   private readonly followers = new Set<(id: string, before: T | undefined, after: T | undefined) => void>();
 
   constructor(
@@ -30,11 +30,14 @@ export class DocumentCollection<T extends Stamped> {
       else this.items.delete(id);
       for (const follower of this.followers) follower(id, before, doc);
     };
-    this.unwatch ??= this.repo.watch?.(apply, (all) => {
-      const present = new Set(all.map((doc) => doc.id));
-      for (const id of [...this.items.keys()]) if (!present.has(id)) apply(id, undefined);
-      for (const doc of all) apply(doc.id, doc);
-    });
+    if (!this.watching) {
+      this.watching = true;
+      this.repo.watch?.(apply, (all) => {
+        const present = new Set(all.map((doc) => doc.id));
+        for (const id of [...this.items.keys()]) if (!present.has(id)) apply(id, undefined);
+        for (const doc of all) apply(doc.id, doc);
+      });
+    }
     for (const item of await this.repo.list()) this.items.set(item.id, item);
   }
 
