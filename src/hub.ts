@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { archives } from './adapters/archives/archive-reader.js';
 import { HttpBridgePeer } from './adapters/bridge/http-peer.js';
 import { OllamaBackend } from './adapters/ollama/ollama-backend.js';
+import { NetFreePortFinder } from './adapters/hap/free-port.js';
 import { HttpHapClient } from './adapters/hap/hap-client.js';
 import { findHomebridge } from './adapters/hap/homebridge-install.js';
 import { HttpPluginRegistry } from './adapters/hap/npm-registry.js';
@@ -374,6 +375,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
           timers,
           log: component('accessory-hub'),
           defaultPort: config.accessoryHubPort,
+          freePorts: new NetFreePortFinder(),
           plugins: {
             registry: new HttpPluginRegistry(),
             registryUrl: config.accessoryHubRegistry,

@@ -135,8 +135,9 @@ describe('accessory hub: a managed Homebridge', () => {
     const deviceId = imported.body.deviceId as string;
     const device = await eventually(async () => {
       const devices = ((await (await server.request('GET', '/v1/os/devices', { token })).json()) as { devices: Array<Json & { driverDeviceId: string }> }).devices;
-      return devices.find((d) => d.driverKey === 'accessory-hub' && d.driverDeviceId === deviceId);
+      return devices.find((d) => d.driverKey === 'accessory-hub' && d.id === deviceId);
     }, 5000, 'the device');
+    expect(device.driverDeviceId).toBe(sw.accessoryId);
     expect((device.commands as Array<{ name: string }>).map((c) => c.name)).toEqual(['set_on', 'turn_on', 'turn_off']);
 
     // Through the hub: the command is a HAP write.

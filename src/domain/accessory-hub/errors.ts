@@ -12,8 +12,10 @@ export const accessoryHubErrors = defineErrors({
   PLUGIN_NOT_INSTALLED: ['conflict', 'Plugin {name} is not installed.'],
   PLUGIN_HAS_NO_CONFIG_SCHEMA: ['not_found', 'Plugin {name} has no config.schema.json.'],
   INVALID_PLUGIN_CONFIG: ['invalid', 'The configuration does not fit the schema of {name}: {problem}.'],
+  PLUGIN_CONFIG_SCHEMA_UNUSABLE: ['unprocessable', 'The config.schema.json of {name} is no schema a configuration can be checked against ({problem}); the plugin cannot be configured here until its author fixes it.'],
   REGISTRY_UNREACHABLE: ['upstream_failed', 'The npm registry at {registry} could not be reached: {reason}'],
   ACCESSORY_NOT_FOUND: ['not_found', 'Homebridge serves no accessory {accessoryId} that can be imported.'],
+  IMPORTED_DEVICE_NOT_REGISTERED: ['unavailable', 'Accessory {accessoryId} is imported, but its hub device was not registered in time; list the devices again shortly.'],
   IMPORT_COMMAND_NOT_FOUND: ['not_found', 'No pending import command {id} (acknowledged already?).'],
   PLUGIN_OPERATION_BUSY: ['conflict', 'Another plugin install or uninstall is running; try again when it is done.'],
 });

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { accessoryHubErrors } from './errors.js';
-import type { HapAccessory, HapClient } from './ports.js';
+import type { FreePortFinder, HapAccessory, HapClient } from './ports.js';
 
 export interface HomebridgeInstall {
   /** The `homebridge` program (its bin script, run with this Node). */
@@ -30,13 +30,24 @@ export interface AccessoryHubDeps {
   /** Interfaces Homebridge's servers bind to (the tests: 127.0.0.1); unset, all. */
   bind?: string[];
   defaultPort: number;
+  /** Picks the HAP port of a new config.json: the default one when it is free. */
+  freePorts: FreePortFinder;
   nodePath?: string;
 }
 
-export type HomebridgeState = 'stopped' | 'starting' | 'running' | 'backoff';
+/** `failed`: it cannot start as configured (its HAP port is taken) and is not retried until something changes. */
+export type HomebridgeState = 'stopped' | 'starting' | 'running' | 'backoff' | 'failed';
 
 /** The hub's own plugin (the plugin bridge): part of the hub, not one of the household's plugins. */
 export const BRIDGE_PLUGIN = 'homebridge-home-control-bridge';
+
+/** npm's package name rules, and Homebridge's: `homebridge-…` or `@scope/homebridge-…`. */
+export const PLUGIN_NAME = /^(@[a-z0-9][a-z0-9._~-]*\/)?homebridge-[a-z0-9][a-z0-9._~-]*$/;
+
+/** A Homebridge plugin, as Homebridge itself tells one: a plugin name and the keyword `homebridge-plugin` (a plugin's dependencies, like homebridge-lib, are not). */
+export function isHomebridgePlugin(name: string, pkg: { keywords?: unknown } | undefined): boolean {
+  return PLUGIN_NAME.test(name) && Array.isArray(pkg?.keywords) && pkg.keywords.includes('homebridge-plugin');
+}
 
 const STOP_GRACE_MS = 3000;
 const FIRST_RESTART_MS = 1000;
@@ -80,6 +91,11 @@ export class HomebridgeSupervisor {
   private setupUri: string | undefined;
   private readonly tail: string[] = [];
   private exited: Promise<void> = Promise.resolve();
+  /** The bridge's HAP port as config.json had it at the last start. */
+  private hapPort: number | undefined;
+  /** Why it is not restarted (its HAP port is taken), until a restart, a start or a config change. */
+  private halted: string | undefined;
+  private readonly configFollowers: Array<(config: Record<string, unknown>) => void> = [];
 
   constructor(private readonly deps: AccessoryHubDeps) {}
 
@@ -105,6 +121,8 @@ export class HomebridgeSupervisor {
 
   async start(): Promise<void> {
     await this.prepare();
+    this.hapPort = (await this.settings()).port;
+    this.halted = undefined;
     this.wanted = true;
     this.launch();
   }
@@ -139,6 +157,29 @@ export class HomebridgeSupervisor {
     await fs.writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`);
   }
 
+  /** Runs on every config.json written: what must follow the bridge settings (the plugin bridge's HAP port and code) follows them. */
+  followConfig(follow: (config: Record<string, unknown>) => void): void {
+    this.configFollowers.push(follow);
+  }
+
+  /** The household's plugins in the plugin folder: Homebridge plugins, not their dependencies, and not the hub's own bridge plugin. */
+  async installedPlugins(): Promise<string[]> {
+    const names: string[] = [];
+    for (const entry of await fs.readdir(this.pluginsDir).catch(() => [] as string[])) {
+      if (entry.startsWith('@')) for (const inner of await fs.readdir(path.join(this.pluginsDir, entry)).catch(() => [] as string[])) names.push(`${entry}/${inner}`);
+      else names.push(entry);
+    }
+    const plugins = await Promise.all(
+      names
+        .filter((name) => PLUGIN_NAME.test(name) && name !== BRIDGE_PLUGIN)
+        .map(async (name) => {
+          const pkg = JSON.parse(await fs.readFile(path.join(this.pluginsDir, ...name.split('/'), 'package.json'), 'utf8').catch(() => 'null')) as { keywords?: unknown } | null;
+          return isHomebridgePlugin(name, pkg ?? undefined) ? name : undefined;
+        }),
+    );
+    return plugins.filter((n): n is string => n !== undefined).sort();
+  }
+
   /** Homebridge's config.json as it is. */
   async config(): Promise<Record<string, unknown>> {
     return this.readConfig();
@@ -171,11 +212,11 @@ export class HomebridgeSupervisor {
 
   async status() {
     const settings = await this.settings();
-    const plugins = (await fs.readdir(this.pluginsDir).catch(() => [] as string[])).filter((n) => (n.startsWith('homebridge-') || n.startsWith('@')) && n !== BRIDGE_PLUGIN);
+    const plugins = await this.installedPlugins();
     return {
       enabled: true,
       state: this.state,
-      ...(this.child?.pid !== undefined && this.state !== 'stopped' && this.state !== 'backoff' ? { pid: this.child.pid } : {}),
+      ...(this.child?.pid !== undefined && (this.state === 'starting' || this.state === 'running') ? { pid: this.child.pid } : {}),
       ...(this.startedAt !== undefined && this.state === 'running' ? { uptimeSeconds: Math.round((this.deps.clock.now() - this.startedAt) / 1000) } : {}),
       version: this.deps.install.version,
       restarts: this.restarts,
@@ -217,6 +258,7 @@ export class HomebridgeSupervisor {
       if (this.tail.length > LOG_TAIL) this.tail.shift();
       if (payloadNext && text.startsWith('X-HM://')) this.setupUri = text;
       payloadNext = text === 'Setup Payload:';
+      if (this.state === 'starting' && !this.halted && text.includes('EADDRINUSE')) this.haltIfHapPortTaken(text, child);
       if (/is running on port \d+/.test(text) && this.state === 'starting') {
         this.state = 'running';
         this.startedAt = this.deps.clock.now();
@@ -239,23 +281,56 @@ export class HomebridgeSupervisor {
       this.lastError = `could not start Homebridge: ${err.message}`;
     });
     child.on('exit', (code, signal) => {
-      done();
-      const at = this.deps.clock.now();
-      this.lastExit = { code, signal, at };
-      if (!this.wanted) return;
-      const ranMs = this.startedAt !== undefined && this.state === 'running' ? at - this.startedAt : 0;
-      if (ranMs >= STABLE_MS) this.delayMs = FIRST_RESTART_MS;
-      this.lastError ??= signal ? `Homebridge was killed by ${signal}` : `Homebridge exited with code ${code}`;
-      this.deps.log.warn({ code, signal, restartInMs: this.delayMs }, 'Homebridge stopped; restarting it');
-      this.state = 'backoff';
-      this.restarts++;
-      const delay = this.delayMs;
-      this.delayMs = Math.min(MAX_RESTART_MS, this.delayMs * 2);
-      this.timer = this.deps.timers.setTimeout(() => {
-        this.timer = undefined;
-        this.launch();
-      }, delay);
+      // Its last lines (the EADDRINUSE that explains the exit) may still be in the pipes.
+      const drained = Promise.all([child.stdout!, child.stderr!].map((s) => (s.closed ? undefined : new Promise((r) => s.once('close', r)))));
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      void Promise.race([drained, new Promise((r) => (bound = setTimeout(r, 500)))]).then(() => {
+        clearTimeout(bound);
+        done();
+        this.exitedWith(code, signal);
+      });
     });
+  }
+
+  private exitedWith(code: number | null, signal: string | null): void {
+    const at = this.deps.clock.now();
+    this.lastExit = { code, signal, at };
+    if (!this.wanted) return;
+    if (this.halted) {
+      this.state = 'failed';
+      this.lastError = this.halted;
+      return;
+    }
+    const ranMs = this.startedAt !== undefined && this.state === 'running' ? at - this.startedAt : 0;
+    if (ranMs >= STABLE_MS) this.delayMs = FIRST_RESTART_MS;
+    this.lastError ??= signal ? `Homebridge was killed by ${signal}` : `Homebridge exited with code ${code}`;
+    this.deps.log.warn({ code, signal, restartInMs: this.delayMs }, 'Homebridge stopped; restarting it');
+    this.state = 'backoff';
+    this.restarts++;
+    const delay = this.delayMs;
+    this.delayMs = Math.min(MAX_RESTART_MS, this.delayMs * 2);
+    this.timer = this.deps.timers.setTimeout(() => {
+      this.timer = undefined;
+      this.launch();
+    }, delay);
+  }
+
+  /**
+   * Homebridge does not exit when its HAP port is taken (or exits, to be started into the same
+   * failure): restarting cannot help, so it is stopped and left so until the port or the config
+   * changes (both restart it) or an admin restarts it.
+   */
+  private haltIfHapPortTaken(line: string, child: ChildProcess): void {
+    const port = Number(/:(\d+)\s*$/.exec(line)?.[1]);
+    if (port !== this.hapPort) return;
+    this.halted = `HAP port ${port} is in use by another program (EADDRINUSE): Homebridge is not restarted until the port or the configuration changes, or an admin restarts it`;
+    this.lastError = this.halted;
+    this.deps.log.error({ port }, 'Homebridge cannot listen: its HAP port is in use; not restarting it');
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const force = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      child.once('exit', () => clearTimeout(force));
+    }
   }
 
   private async ensureConfig(): Promise<void> {
@@ -263,7 +338,12 @@ export class HomebridgeSupervisor {
     try {
       config = await this.readConfig();
     } catch {
-      config = { bridge: { name: 'Home Control Accessory Hub', username: newUsername(), port: this.deps.defaultPort, pin: newPin(), advertiser: 'ciao' }, accessories: [], platforms: [] };
+      // Another hub or Homebridge on the machine may hold the default port; the port found is kept in config.json.
+      const port = await this.deps.freePorts.freePort(this.deps.defaultPort).catch((err: Error) => {
+        this.deps.log.warn({ err: err.message, port: this.deps.defaultPort }, 'could not look for a free HAP port; using the default one');
+        return this.deps.defaultPort;
+      });
+      config = { bridge: { name: 'Home Control Accessory Hub', username: newUsername(), port, pin: newPin(), advertiser: 'ciao' }, accessories: [], platforms: [] };
     }
     const bridge = config.bridge as Record<string, unknown>;
     if (this.deps.bind) bridge.bind = this.deps.bind;
@@ -278,6 +358,7 @@ export class HomebridgeSupervisor {
   }
 
   private async writeConfig(config: Record<string, unknown>): Promise<void> {
+    for (const follow of this.configFollowers) follow(config);
     const temp = `${this.configFile}.tmp`;
     await fs.writeFile(temp, `${JSON.stringify(config, null, 2)}\n`);
     await fs.rename(temp, this.configFile);

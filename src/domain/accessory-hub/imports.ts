@@ -2,6 +2,7 @@ import type { TimerHandle, Timers } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
 import type { BuiltInDriver, BuiltInDriverContext } from '../drivers/builtin.js';
 import type { ServerToDriverMessage } from '../drivers/messages.js';
+import type { DomainEventBus } from '../events.js';
 import { accessoryHubErrors } from './errors.js';
 import type { HomebridgeSupervisor } from './homebridge.js';
 import type { HapAccessory, HapCharacteristic, HapClient } from './ports.js';
@@ -37,6 +38,15 @@ export interface ImportableAccessory {
   imported: boolean;
   characteristics: Array<{ key: string; format?: string; writable: boolean; value?: unknown }>;
 }
+
+/** The logical devices the imports become: the device registry, and the events it announces them with. */
+export interface ImportedDevices {
+  findByDriver(driverKey: string, driverDeviceId: string): { id: string; removed: boolean } | undefined;
+  events: DomainEventBus;
+}
+
+/** How long an import waits for the registry to take its device (a local write: milliseconds). */
+const REGISTER_TIMEOUT_MS = 5000;
 
 const keyOf = (c: HapCharacteristic) => (c.description ?? `c_${c.type}`).toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '') || `c_${c.iid}`;
 const valueOf = (c: { format?: string }, value: unknown) => (c.format === 'bool' ? value === true || value === 1 : value);
@@ -84,6 +94,7 @@ export class AccessoryImports implements BuiltInDriver {
     private readonly hap: HapClient,
     private readonly timers: Timers,
     private readonly pollMs: number,
+    private readonly devices: ImportedDevices,
   ) {}
 
   async load(): Promise<void> {
@@ -163,7 +174,8 @@ export class AccessoryImports implements BuiltInDriver {
       }));
   }
 
-  async import(accessoryId: string): Promise<ImportedAccessory> {
+  /** Imports the accessory; answers it with the id of the logical device it became (the driver device id is the accessory id). */
+  async import(accessoryId: string): Promise<{ item: ImportedAccessory; deviceId: string }> {
     const accessory = (await this.homebridge.accessories()).find((a) => `hb-${a.aid}` === accessoryId);
     const chars = accessory ? characteristicsOf(accessory) : [];
     if (!accessory || chars.length === 0) throw accessoryHubErrors.ACCESSORY_NOT_FOUND({ accessoryId });
@@ -182,19 +194,43 @@ export class AccessoryImports implements BuiltInDriver {
     });
     const state: Record<string, unknown> = {};
     for (const c of chars) if (c.value !== undefined) state[c.key] = valueOf(c, c.value);
+    // Watched before the discovery goes out, so its registration cannot pass unseen.
+    const registered = this.registered(accessoryId);
     this.discover(item, state);
     // From the answer on, its changes in Homebridge arrive as events.
     await this.resubscribe().catch(() => undefined);
-    return item;
+    const deviceId = await registered;
+    if (!deviceId) throw accessoryHubErrors.IMPORTED_DEVICE_NOT_REGISTERED({ accessoryId });
+    return { item, deviceId };
   }
 
-  async remove(accessoryId: string): Promise<ImportedAccessory> {
+  /** Undoes an import; answers the logical device it was, when the registry has it. */
+  async remove(accessoryId: string): Promise<{ item: ImportedAccessory; deviceId?: string }> {
     if (!this.store.find(accessoryId)) throw accessoryHubErrors.ACCESSORY_NOT_FOUND({ accessoryId });
+    const deviceId = this.devices.findByDriver(this.driverKey, accessoryId)?.id;
     const removed = await this.store.remove(accessoryId);
     this.last.delete(accessoryId);
     this.context?.emit({ type: 'DEVICE_REMOVED', deviceId: accessoryId });
     void this.resubscribe().catch(() => undefined);
-    return removed;
+    return { item: removed, ...(deviceId ? { deviceId } : {}) };
+  }
+
+  /** The logical device id of one of its devices once the registry took its discovery (created, or brought back), or undefined after a bounded wait. */
+  private registered(driverDeviceId: string): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      const owner = {};
+      const finish = (id: string | undefined) => {
+        this.devices.events.removeOwner(owner);
+        this.timers.clearTimeout(timer);
+        resolve(id);
+      };
+      const seen = ({ device }: { device: { id: string; driverKey: string; driverDeviceId: string | null; removed: boolean } }) => {
+        if (device.driverKey === this.driverKey && device.driverDeviceId === driverDeviceId && !device.removed) finish(device.id);
+      };
+      this.devices.events.on(owner, 'device.discovered', seen);
+      this.devices.events.on(owner, 'device.updated', seen);
+      const timer = this.timers.setTimeout(() => finish(undefined), REGISTER_TIMEOUT_MS);
+    });
   }
 
   receive(message: ServerToDriverMessage): void {

@@ -9,7 +9,7 @@ import { attachBuiltInDriver } from '../drivers/builtin.js';
 import type { DriverManager } from '../drivers/driver-manager.js';
 import { AccessoryImports, type ImportedAccessory } from './imports.js';
 import { accessoryHubOperations, importOperations, pluginBridgeOperations, pluginOperations } from './operations.js';
-import { PluginBridge, type ImportCommand } from './plugin-bridge.js';
+import { BRIDGE_PLATFORM, PluginBridge, type ImportCommand } from './plugin-bridge.js';
 import type { AuthService } from '../auth/auth-service.js';
 import type { UserView } from '../auth/model.js';
 import type { DeviceService } from '../devices/device-service.js';
@@ -47,6 +47,15 @@ export interface PluginSettings {
 export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { dataDir: string; plugins: PluginSettings; imports: ImportSettings; bridge: BridgeSettings }) | { off: true }) {
   const dir = 'off' in deps ? '' : path.join(deps.dataDir, 'accessory-hub');
   const homebridge = 'off' in deps ? undefined : new HomebridgeSupervisor({ ...deps, dir });
+  // The plugin bridge reads the other plugins' accessories over HAP: its block follows the bridge's port and code.
+  homebridge?.followConfig((config) => {
+    const bridge = config.bridge as Record<string, unknown>;
+    for (const block of (config.platforms as Array<Record<string, unknown>> | undefined) ?? []) {
+      if (block.platform !== BRIDGE_PLATFORM) continue;
+      block.hapPort = bridge.port;
+      block.hapPin = bridge.pin;
+    }
+  });
   const plugins =
     'off' in deps || !homebridge
       ? undefined
@@ -70,6 +79,7 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
           deps.hap,
           deps.timers,
           deps.imports.pollMs,
+          { findByDriver: (driverKey, driverDeviceId) => deps.bridge.devices.registry.findByDriver(driverKey, driverDeviceId), events: deps.plugins.events },
         );
   const bridge =
     'off' in deps || !homebridge

@@ -8,7 +8,10 @@ import type { PluginManager } from './plugins.js';
 
 const Status = Type.Object({
   enabled: Type.Boolean(),
-  state: Type.String({ description: '`off` (ACCESSORY_HUB=off or Homebridge not installed), `stopped`, `starting`, `running` or `backoff` (restarting after a crash).' }),
+  state: Type.String({
+    description:
+      '`off` (ACCESSORY_HUB=off or Homebridge not installed), `stopped`, `starting`, `running`, `backoff` (restarting after a crash) or `failed` (its HAP port is taken: `lastError` says so; not retried until the port or the configuration changes, or a resync).',
+  }),
   pid: Type.Optional(Type.Integer()),
   uptimeSeconds: Type.Optional(Type.Integer()),
   version: Type.Optional(Type.String({ description: "Homebridge's version." })),
@@ -21,9 +24,9 @@ const Status = Type.Object({
       setupUri: Type.Optional(Type.String({ description: 'The pairing QR code payload (X-HM://…), once Homebridge told it.' })),
     }),
   ),
-  pluginCount: Type.Optional(Type.Integer()),
+  pluginCount: Type.Optional(Type.Integer({ description: 'Installed plugins, as the plugin list counts them (not their dependencies, not the hub’s own bridge plugin).' })),
   lastExit: Type.Optional(Type.Object({ code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.String(), Type.Null()]), at: Type.Integer() })),
-  lastError: Type.Optional(Type.String()),
+  lastError: Type.Optional(Type.String({ description: 'Why it last stopped or cannot start (e.g. its HAP port in use by another program).' })),
   recentOutput: Type.Optional(Type.Array(Type.String(), { description: "Homebridge's last output lines." })),
 });
 
@@ -250,7 +253,18 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
     if (!imports) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
     return imports;
   };
-  const Imported = Type.Object({ accessoryId: Type.String(), aid: Type.Integer(), name: Type.String(), deviceId: Type.String({ description: 'The logical device (driver accessory-hub) it is.' }) });
+  const Imported = Type.Object({
+    accessoryId: Type.String({ description: 'The driver device id of its logical device (driver accessory-hub).' }),
+    aid: Type.Integer(),
+    name: Type.String(),
+    deviceId: Type.String({ description: 'The logical device it became: the id of GET /devices/{id}.' }),
+  });
+  const Removed = Type.Object({
+    accessoryId: Type.String(),
+    aid: Type.Integer(),
+    name: Type.String(),
+    deviceId: Type.Optional(Type.String({ description: 'The logical device it was (now removed), when the hub had registered it.' })),
+  });
   return {
     importable: defineOperation({
       name: 'accessory_hub.import.list',
@@ -279,9 +293,9 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
       input: Type.Object({ accessoryId: AccessoryId }),
       output: Imported,
       async handler({ accessoryId }) {
-        const item = await manager().import(accessoryId);
+        const { item, deviceId } = await manager().import(accessoryId);
         await bridge?.enqueue('import', item.id);
-        return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId: item.id };
+        return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId };
       },
     }),
     removeImport: defineOperation({
@@ -289,11 +303,11 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
       summary: 'Undo an import: the logical device goes (its driver removes it).',
       access: OS_ADMIN,
       input: Type.Object({ accessoryId: AccessoryId }),
-      output: Imported,
+      output: Removed,
       async handler({ accessoryId }) {
-        const item = await manager().remove(accessoryId);
+        const { item, deviceId } = await manager().remove(accessoryId);
         await bridge?.enqueue('remove', item.id);
-        return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId: item.id };
+        return { accessoryId: item.id, aid: item.aid, name: item.name, ...(deviceId ? { deviceId } : {}) };
       },
     }),
   };

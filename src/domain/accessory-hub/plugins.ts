@@ -1,17 +1,19 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
 import { OneAtATime } from '../../platform/one-at-a-time.js';
 import { runInstaller } from '../drivers/local/dependencies.js';
 import type { DomainEventBus } from '../events.js';
 import { accessoryHubErrors } from './errors.js';
-import { BRIDGE_PLUGIN, type HomebridgeSupervisor } from './homebridge.js';
+import { toStandardJsonSchema } from './config-schema.js';
+import { BRIDGE_PLUGIN, isHomebridgePlugin, PLUGIN_NAME, type HomebridgeSupervisor } from './homebridge.js';
 import type { PackageMetadata, PluginRegistry, RegistryHit } from './ports.js';
 
-/** npm's package name rules, and Homebridge's: `homebridge-…` or `@scope/homebridge-…`. */
-const PLUGIN_NAME = /^(@[a-z0-9][a-z0-9._~-]*\/)?homebridge-[a-z0-9][a-z0-9._~-]*$/;
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 const VERSION_SPEC = /^[0-9A-Za-z.^~<>=*|+ -]{1,50}$/;
 
 export function checkPluginName(name: string): void {
@@ -58,8 +60,6 @@ export interface PluginDeps {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false });
-
 /**
  * The accessory hub's plugins: found through the npm registry (search and metadata), installed
  * and removed with npm in Homebridge's own plugin folder (never through a shell; npm's output
@@ -68,6 +68,8 @@ const ajv = new Ajv({ allErrors: false, strict: false });
  */
 export class PluginManager {
   private readonly exclusive = new OneAtATime(() => accessoryHubErrors.PLUGIN_OPERATION_BUSY());
+  /** Compiled config schemas by plugin, with the schema text they came from. */
+  private readonly validators = new Map<string, { source: string; validate: ValidateFunction }>();
 
   constructor(private readonly deps: PluginDeps) {}
 
@@ -135,7 +137,8 @@ export class PluginManager {
   uninstall(name: string): Promise<PluginView> {
     checkPluginName(name);
     return this.exclusive.run(async () => {
-      if (!(await this.installedNames()).includes(name)) throw accessoryHubErrors.PLUGIN_NOT_INSTALLED({ name });
+      // What npm installed at the hub's request goes too, even when it turned out to be no plugin.
+      if (!(await this.installedNames()).includes(name) && !(await this.manifestDependencies()).includes(name)) throw accessoryHubErrors.PLUGIN_NOT_INSTALLED({ name });
       await this.npm('uninstall', name, ['uninstall', '--no-audit', '--no-fund', '--save', `--registry=${this.deps.registryUrl}`, name]);
       await this.deps.homebridge.restart();
       return this.view(name);
@@ -171,7 +174,7 @@ export class PluginManager {
     const schema = await this.configSchema(name);
     const alias = String(schema.pluginAlias ?? '');
     const type = schema.pluginType === 'accessory' ? 'accessory' : 'platform';
-    const validate = ajv.compile((schema.schema as object) ?? {});
+    const validate = this.validator(name, schema.schema ?? {});
     if (!validate(body)) {
       const issue = validate.errors?.[0];
       const field = ['body', ...(issue?.instancePath ?? '').split('/').filter(Boolean), ...(typeof issue?.params?.missingProperty === 'string' ? [issue.params.missingProperty] : [])].join('.');
@@ -185,6 +188,25 @@ export class PluginManager {
     });
     await this.deps.homebridge.restart();
     return { name, block };
+  }
+
+  /** The plugin's schema compiled in standard JSON Schema (cached while its text stays the same); 422 when ajv cannot compile it. */
+  private validator(name: string, schema: unknown): ValidateFunction {
+    const source = JSON.stringify(schema);
+    const cached = this.validators.get(name);
+    if (cached?.source === source) return cached.validate;
+    const standard = toStandardJsonSchema(schema);
+    // Homebridge reads every schema in its own dialect, whatever draft `$schema` names.
+    if (typeof standard === 'object' && standard !== null && !Array.isArray(standard)) delete (standard as Record<string, unknown>).$schema;
+    let validate: ValidateFunction;
+    try {
+      // An instance per schema: two plugins may use the same $id.
+      validate = addFormats(new Ajv({ allErrors: false, strict: false, logger: false })).compile(standard as object);
+    } catch (err) {
+      throw accessoryHubErrors.PLUGIN_CONFIG_SCHEMA_UNUSABLE({ name, problem: (err as Error).message });
+    }
+    this.validators.set(name, { source, validate });
+    return validate;
   }
 
   private async npm(action: 'install' | 'uninstall', pluginId: string, args: string[]): Promise<void> {
@@ -212,19 +234,16 @@ export class PluginManager {
     }
   }
 
-  private async installedNames(): Promise<string[]> {
-    const manifest = JSON.parse(await fs.readFile(path.join(this.deps.dir, 'package.json'), 'utf8').catch(() => '{}')) as { dependencies?: Record<string, string> };
-    const fromManifest = Object.keys(manifest.dependencies ?? {});
-    const modules = path.join(this.deps.dir, 'node_modules');
-    const found: string[] = [];
-    for (const entry of await fs.readdir(modules).catch(() => [] as string[])) {
-      if (entry.startsWith('@')) for (const inner of await fs.readdir(path.join(modules, entry)).catch(() => [] as string[])) found.push(`${entry}/${inner}`);
-      else found.push(entry);
-    }
-    return [...new Set([...fromManifest, ...found])].filter((n) => PLUGIN_NAME.test(n) && n !== BRIDGE_PLUGIN);
+  private installedNames(): Promise<string[]> {
+    return this.deps.homebridge.installedPlugins();
   }
 
-  private async readPackage(name: string): Promise<{ version?: string; description?: string } | undefined> {
+  private async manifestDependencies(): Promise<string[]> {
+    const manifest = JSON.parse(await fs.readFile(path.join(this.deps.dir, 'package.json'), 'utf8').catch(() => '{}')) as { dependencies?: Record<string, string> };
+    return Object.keys(manifest.dependencies ?? {}).filter((n) => n !== BRIDGE_PLUGIN);
+  }
+
+  private async readPackage(name: string): Promise<{ name?: string; version?: string; description?: string; keywords?: unknown } | undefined> {
     return JSON.parse(await fs.readFile(path.join(this.deps.dir, 'node_modules', ...name.split('/'), 'package.json'), 'utf8').catch(() => 'null')) ?? undefined;
   }
 
@@ -233,7 +252,9 @@ export class PluginManager {
   }
 
   private async view(name: string): Promise<PluginView> {
-    const pkg = await this.readPackage(name);
+    // A package in the folder that is no plugin (a plugin's dependency) is not installed as a plugin.
+    const found = await this.readPackage(name);
+    const pkg = found && name !== BRIDGE_PLUGIN && isHomebridgePlugin(name, found) ? found : undefined;
     const entry = this.deps.catalog.find(name);
     const config = await this.deps.homebridge.config();
     const schema = pkg ? await this.readSchema(name) : undefined;

@@ -54,3 +54,9 @@ export interface PluginRegistry {
   /** Undefined when the registry has no such package. */
   metadata(registry: string, name: string): Promise<PackageMetadata | undefined>;
 }
+
+/** Finds a TCP port nothing listens on (the adapter binds to check: the domain opens no sockets). */
+export interface FreePortFinder {
+  /** `preferred` when it is free on every IPv4 interface, else a port the OS hands out. */
+  freePort(preferred: number): Promise<number>;
+}
