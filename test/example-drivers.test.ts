@@ -42,7 +42,10 @@ describe('example drivers, end to end through REST', () => {
     expect((await command(dimmer.id, 'turn_on')).status).toBe(200);
     expect((await command(dimmer.id, 'set_brightness', { brightness: 35 })).status).toBe(200);
     await eventually(async () => (await stateOf(server, token, dimmer.id)).brightness === 35, 10_000, 'dimmer brightness');
-    expect((await command(dimmer.id, 'set_brightness', { brightness: 400 })).status).toBe(502);
+    // Outside the light class's range: refused by the hub, the driver never sees it.
+    const tooBright = await command(dimmer.id, 'set_brightness', { brightness: 400 });
+    expect(tooBright.status).toBe(400);
+    expect(((await tooBright.json()) as { error: { code: string } }).error.code).toBe('INVALID_COMMAND_PARAMS');
 
     const thermostat = await online(server, token, 'example.thermostat', 'thermostat-1');
     expect((await command(thermostat.id, 'set_target_temperature', { temperature: 19.5 })).status).toBe(200);

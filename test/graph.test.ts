@@ -209,8 +209,8 @@ describe('capabilities', () => {
     expect(caps('plug')).toEqual(['power']);
     expect(caps('tv')).toEqual(['power', 'volume', 'input', 'apps', 'scenes']);
     expect(caps('thermostat')).toEqual(['temperature', 'climate_mode']);
-    // `stop` alone does not make the blind a media player.
-    expect(caps('blind')).toEqual(['cover']);
+    // `stop` alone does not make the blind a media player; set_position makes it positionable.
+    expect(caps('blind')).toEqual(['cover', 'position']);
     expect(caps('garden')).toEqual(['sensor']);
     expect(caps('speaker')).toEqual(['volume', 'media', 'scenes']);
     expect(caps('bridge')).toEqual(['scenes']);
@@ -241,9 +241,9 @@ describe('capabilities', () => {
     expect(deriveCapabilities(device({}))).toEqual([]);
     // IR: only power/volume/media from key names; an "open" key is a disc tray, not a cover.
     expect(deriveCapabilities(device({ driverKey: 'GENERIC_IR', capabilities: ['ir'], commands: ['power', 'vol_up', 'open', 'play'] }))).toEqual(['power', 'volume', 'media', 'ir']);
-    expect(entityDomainsOf({ category: 'switch', capabilities: ['power'] })).toEqual(['switch']);
-    expect(entityDomainsOf({ category: 'lamp', capabilities: ['power'] })).toEqual(['light']);
-    expect(entityDomainsOf({ category: 'tv', capabilities: ['power', 'volume', 'ir'] })).toEqual(['media_player', 'remote']);
+    expect(entityDomainsOf({ deviceClass: 'switch', capabilities: ['power'] })).toEqual(['switch']);
+    expect(entityDomainsOf({ deviceClass: 'light', capabilities: ['power'] })).toEqual(['light']);
+    expect(entityDomainsOf({ deviceClass: 'media_player', capabilities: ['power', 'volume', 'ir'] })).toEqual(['media_player', 'remote']);
   });
 
   it('resolves abstract actions to the device\'s own command', () => {
@@ -282,12 +282,16 @@ describe('capabilities', () => {
 
   it('lists the capability model and the entity domains', async () => {
     const model = await call(home.ops.capabilityModel, {});
-    expect(model.capabilities.map((c) => c.name)).toEqual(['power', 'brightness', 'volume', 'temperature', 'climate_mode', 'media', 'cover', 'input', 'apps', 'equalizer', 'scenes', 'ir', 'sensor']);
+    expect(model.capabilities.map((c) => c.name)).toEqual([
+      'power', 'brightness', 'color', 'volume', 'temperature', 'climate_mode', 'media', 'cover', 'position', 'lock', 'fan_speed',
+      'input', 'apps', 'equalizer', 'scenes', 'ir', 'sensor', 'binary_sensor', 'button',
+    ]);
+    expect(model.classes.map((c) => c.deviceClass)).toEqual(['light', 'switch', 'outlet', 'cover', 'climate', 'fan', 'lock', 'sensor', 'binary_sensor', 'button', 'media_player', 'remote', 'generic']);
     expect(model.capabilities.find((c) => c.name === 'brightness')).toMatchObject({ entityDomain: 'light', stateKeys: [{ key: 'brightness', type: 'number' }] });
-    expect(model.actions.find((a) => a.action === 'set_position')).toMatchObject({ capability: 'cover', value: 'required' });
+    expect(model.actions.find((a) => a.action === 'set_position')).toMatchObject({ capability: 'position', also: ['cover'], value: 'required', param: 'position' });
     const { domains } = await call(home.ops.entityDomains, {});
-    expect(domains.map((d) => d.domain)).toEqual(['light', 'switch', 'media_player', 'climate', 'cover', 'remote', 'sensor', 'scene']);
-    expect(domains.find((d) => d.domain === 'cover')!.services.map((s) => s.service)).toEqual(['open_cover', 'close_cover', 'set_cover_position']);
+    expect(domains.map((d) => d.domain)).toEqual(['light', 'switch', 'fan', 'lock', 'media_player', 'climate', 'cover', 'remote', 'sensor', 'binary_sensor', 'event', 'scene']);
+    expect(domains.find((d) => d.domain === 'cover')!.services.map((s) => s.service)).toEqual(['open_cover', 'close_cover', 'stop_cover', 'set_cover_position', 'set_cover_tilt_position']);
     // The operations under test are the ones the hub serves, under the same names.
     for (const op of Object.values(home.ops)) expect(home.server.app.hub.operations.get(op.name).summary).toBe(op.summary);
   });
@@ -353,8 +357,8 @@ describe('home graph', () => {
     ]);
     expect(snapshot.drivers.local.total).toBe(snapshot.drivers.local.drivers.length);
     expect(snapshot.counts).toMatchObject({ devices: 11, onlineDevices: 11, spaces: 3, zones: 1, macros: 1, programs: 2, automations: 1, enabledAutomations: 1, scenes: 0 });
-    // 10 device entities (the projector has two, the bridges none) and no scenes yet
-    expect(snapshot.counts.entities).toBe(10);
+    // 9 device entities (the IR projector is a remote, the bridges have none) and no scenes yet
+    expect(snapshot.counts.entities).toBe(9);
   });
 
   it('narrows to a space or a device with the zones, programs and macros that touch it', async () => {
@@ -400,7 +404,7 @@ describe('entities', () => {
       'cover.bedroom_blind',
       'sensor.garden_sensor',
       'media_player.kitchen_speaker',
-      'media_player.den_projector',
+      // An IR projector is a remote (its class), whatever its keys are named.
       'remote.den_projector',
     ]);
     expect(entities.find((e) => e.entityId === 'switch.desk_lamp_2')).toMatchObject({ deviceId: home.ids.plug, name: 'Desk Lamp', domain: 'switch', objectId: 'desk_lamp_2' });
@@ -438,9 +442,9 @@ describe('entities', () => {
     expect(await get('climate.hallway_thermostat')).toMatchObject({
       state: 'heat',
       attributes: { current_temperature: 20.5, target_temperature: 21, mode: 'heat' },
-      services: ['set_temperature'],
+      services: ['set_temperature', 'set_hvac_mode'],
     });
-    expect(await get('cover.bedroom_blind')).toMatchObject({ state: 'closed', attributes: { position: 0 }, services: ['open_cover', 'close_cover', 'set_cover_position'] });
+    expect(await get('cover.bedroom_blind')).toMatchObject({ state: 'closed', attributes: { position: 0 }, services: ['open_cover', 'close_cover', 'stop_cover', 'set_cover_position'] });
     expect(await get('sensor.garden_sensor')).toMatchObject({
       state: '12.5',
       attributes: { device_class: 'temperature', state_key: 'temperature', humidity: 80, battery: 90 },
@@ -565,8 +569,8 @@ describe('devices: states, commands and abstract actions', () => {
     const dim = await call(home.ops.getDeviceCommand, { deviceId: home.ids.lamp, command: 'dim' });
     expect(dim).toEqual({ deviceId: home.ids.lamp, command: lamp.commands[2], actions: ['set_brightness'] });
     const stop = await call(home.ops.getDeviceCommand, { deviceId: home.ids.blind, command: 'stop' });
-    expect(stop.command).toMatchObject({ capability: 'media', meaning: 'stop' });
-    expect(stop.actions).toEqual([]);
+    expect(stop.command).toMatchObject({ capability: 'cover', meaning: 'stop' });
+    expect(stop.actions).toEqual(['stop']);
     expect(await failure(call(home.ops.getDeviceCommand, { deviceId: home.ids.lamp, command: 'explode' }))).toMatchObject({ kind: 'not_found', code: 'COMMAND_NOT_FOUND' });
     expect(await failure(call(home.ops.listDeviceCommands, { deviceId: 'nope' }))).toMatchObject({ code: 'DEVICE_NOT_FOUND' });
   });

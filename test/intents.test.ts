@@ -8,7 +8,8 @@ import path from 'node:path';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
 import type { AbstractAction } from '../src/domain/devices/actions.js';
-import type { CapabilityName } from '../src/domain/devices/capabilities.js';
+import { deriveAttributes, deriveCapabilities, deriveDeviceClass, type CapabilityName } from '../src/domain/devices/capabilities.js';
+import { readingOf } from '../src/domain/devices/readings.js';
 import type { GraphDevice, HomeGraph } from '../src/domain/graph/model.js';
 import { IntentEngine, type IntentPorts, type ParseResult } from '../src/domain/intents/engine.js';
 import { EntityIndex, matchSentence } from '../src/domain/intents/matcher.js';
@@ -19,8 +20,12 @@ import { DomainError } from '../src/platform/errors.js';
 // ---------------------------------------------------------------------------------------------
 // Fixture: a realistic home
 
-function device(id: string, name: string, category: string, spaceId: string | null, capabilities: CapabilityName[], state: Record<string, unknown> = {}): GraphDevice {
-  return { id, name, category, spaceId, capabilities, commands: [], state, online: true, entityIds: [] };
+function device(id: string, name: string, category: string, spaceId: string | null, capabilities: CapabilityName[], state: Record<string, unknown> = {}, commands: string[] = []): GraphDevice {
+  // Read through the model as the graph does: the declared capabilities, category and state.
+  const derived = deriveCapabilities({ category, capabilities, commands }, state);
+  const deviceClass = deriveDeviceClass({ category, capabilities, commands }, derived);
+  const attributes = deriveAttributes(deviceClass, derived, state);
+  return { id, name, category, spaceId, capabilities: derived, deviceClass, reading: readingOf(deviceClass, attributes, state), commands, state, online: true, entityIds: [] };
 }
 
 function home(): HomeGraph {
@@ -390,7 +395,8 @@ describe('execution', () => {
 
   it('addresses all lights able to do it, skipping the others silently', async () => {
     const ports = new RecordingPorts();
-    ports.data.devices.push(device('strip', 'LED strip', 'light', 'office', ['brightness']));
+    // A strip whose driver offers dimming but no on/off command.
+    ports.data.devices.push(device('strip', 'LED strip', 'light', 'office', ['brightness'], {}, ['set_brightness']));
     const result = await new IntentEngine(ports).execute('switch all the lights off');
     expect(result.ok).toBe(true);
     expect(ports.calls.map((c) => c.id)).not.toContain('strip');

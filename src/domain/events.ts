@@ -23,6 +23,8 @@ export interface DomainEvents {
   'device.state_changed': { deviceId: string; state: Record<string, unknown>; changed: Record<string, unknown>; at: number };
   'device.online_changed': { deviceId: string; online: boolean; at: number };
   'device.metrics': { deviceId: string; metrics: Record<string, unknown>; at: number };
+  /** A button was pressed (BUTTON_PRESSED from its driver, a HomeKit programmable switch, an MQTT trigger). */
+  'device.button_pressed': { deviceId: string; press: 'single' | 'double' | 'long'; at: number };
   'device.command_timed_out': { deviceId: string; command: string; timeoutMs: number; at: number };
   'device.command_executed': { deviceId: string; command: string; ok: boolean; durationMs: number; at: number };
   /** `actionTimeoutMs`: the link's own time-out for actions, when it has one (a local driver's manifest). */

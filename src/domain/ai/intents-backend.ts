@@ -1,3 +1,4 @@
+import type { DeviceView as DeviceRecord } from '../devices/device-service.js';
 import type { AiAction, AiBackend, PromptRequest } from './ports.js';
 
 interface ParseAnswer {
@@ -15,15 +16,8 @@ interface ExecuteAnswer {
 /** "Which lights are on?", "what devices are off": a question the templates do not cover, answered from the devices' state. */
 const LIST_QUESTION = /^(?:which|what)\s+(lights?|lamps?|devices?)\s+(?:is|are)\s+(on|off)\s*\??$/i;
 
-interface DeviceView {
-  id: string;
-  name: string;
-  category: string;
-  capabilities: string[];
-  online: boolean;
-}
-
-const isLight = (d: DeviceView) => ['light', 'lamp', 'dimmer'].includes(d.category) || d.capabilities.includes('lighting') || /light|lamp/i.test(d.name);
+/** The fields of a device record (devices.list) this backend reads: the model's class and reading. */
+type DeviceView = Pick<DeviceRecord, 'id' | 'name' | 'online' | 'deviceClass' | 'reading'>;
 
 /** Intents that take something away or open something up: they wait for `confirm: true`. */
 const DESTRUCTIVE = /unlock|disarm|delete|remove|open_door|garage_open/i;
@@ -101,10 +95,9 @@ export class IntentsBackend implements AiBackend {
     const { devices } = (await request.call('devices.list', {})) as { devices: DeviceView[] };
     const lights = what.startsWith('light') || what.startsWith('lamp');
     const matching: string[] = [];
-    for (const d of devices.filter((x) => x.online && (!lights || isLight(x)))) {
-      const detail = (await request.call('devices.get', { id: d.id })) as { state: { state: Record<string, unknown> } };
-      const on = Boolean(detail.state.state.on ?? detail.state.state.power === 'on');
-      if (on === (wanted === 'on')) matching.push(d.name);
+    // The list carries each device's reading: one call, and "on" means what it means everywhere.
+    for (const d of devices.filter((x) => x.online && (!lights || x.deviceClass === 'light'))) {
+      if (d.reading.on !== undefined && d.reading.on === (wanted === 'on')) matching.push(d.name);
     }
     const noun = lights ? 'lights' : 'devices';
     const answer =

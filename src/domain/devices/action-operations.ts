@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { failureOf } from '../../platform/errors.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
-import { ACTIONS, supportedActions, toAbstractAction, type ActionName, type DeviceActions } from './actions.js';
+import { ACTIONS, isActionInputProblem, parseAction, supportedActions, toAbstractAction, type ActionName, type DeviceActions } from './actions.js';
 import { classifyCommand, deriveCapabilities } from './capabilities.js';
 import { ActionNameSchema, ActionResultFields, CapabilityNameSchema, CommandView, SupportedActionSchema } from './capability-schemas.js';
 import type { DeviceService } from './device-service.js';
@@ -12,7 +12,7 @@ import { IdParam } from './schemas.js';
 export function deviceActionOperations(devices: DeviceService, actions: DeviceActions) {
   const commandView = (device: ReturnType<DeviceService['registry']['get']>, spec: (typeof device.commands)[number]) => ({
     ...spec,
-    ...classifyCommand(device, spec.name),
+    ...classifyCommand(device, spec.name, devices.model(device).capabilities),
   });
 
   return {
@@ -75,16 +75,25 @@ export function deviceActionOperations(devices: DeviceService, actions: DeviceAc
       input: Type.Object({
         deviceId: IdParam,
         action: ActionNameSchema,
-        value: Type.Optional(Type.Number({ description: 'Brightness/volume/position 0–100, temperature, or the volume step.' })),
+        value: Type.Optional(Type.Number({ description: 'Brightness/volume/position/percentage 0–100, kelvin, temperature, or the volume step.' })),
+        params: Type.Optional(
+          Type.Record(Type.String(), Type.Unknown(), { description: 'For set_hs_color {hue, saturation}, set_hvac_mode {mode}, oscillate {oscillating}, set_direction {direction}.' }),
+        ),
       }),
       output: Type.Object({ action: ActionNameSchema, ...ActionResultFields }),
-      async handler({ deviceId, action, value }) {
-        devices.registry.get(deviceId);
+      async handler({ deviceId, action, value, params }) {
+        const device = devices.registry.get(deviceId);
         const name = action as ActionName;
         if (ACTIONS[name].value === 'required' && value === undefined) {
           throw deviceErrors.ACTION_VALUE_REQUIRED({ action: name }, { details: { field: 'value' } });
         }
-        const result = { action: name, ...(await actions.perform(deviceId, toAbstractAction(name, ACTIONS[name].value === 'none' ? undefined : value))) };
+        let abstract = toAbstractAction(name, ACTIONS[name].value === 'none' ? undefined : value);
+        if (ACTIONS[name].value === 'params') {
+          const parsed = parseAction(name, { params: params ?? {} }, devices.model(device).attributes);
+          if (isActionInputProblem(parsed)) throw deviceErrors.INVALID_COMMAND_PARAMS({ command: name, problem: parsed.problem }, { details: { field: `params.${parsed.field}` } });
+          abstract = parsed;
+        }
+        const result = { action: name, ...(await actions.perform(deviceId, abstract)) };
         if (!result.ok) throw failureOf(result.error, result);
         return result;
       },

@@ -10,30 +10,42 @@ import { GENERIC_IR, type DeviceCommandSpec } from './model.js';
  * Capability names: what a device can do, whatever its driver calls the commands.
  * - `power`: on/off (turn_on/turn_off, power_on/power_off, toggle); state `on` (boolean) or `power` ("on"/"off")
  * - `brightness`: set_brightness {brightness 0–100}; state `brightness`
+ * - `color`: set_color_temp {kelvin} and/or set_hs_color {hue 0–360, saturation 0–100}; state `color_temp_kelvin`, `hue`, `saturation`
  * - `volume`: volume_set {volume 0–100} and/or volume_up/volume_down, mute; state `volume`, `muted`
  * - `temperature`: set_target_temperature {temperature}; state `current_temperature`, `target_temperature`
  * - `climate_mode`: set_mode {mode}; state `mode`
  * - `media`: play/pause/stop/next/previous; state `playback`
- * - `cover`: open/close/set_position {position 0–100}; state `position`
+ * - `cover`: open/close/stop; state `state` ("open", "closed", "opening", "closing")
+ * - `position`: set_position {position 0–100}, set_tilt_position {tilt 0–100} where offered; state `position`, `tilt`
+ * - `lock`: lock/unlock; state `locked` (boolean) or `lock` ("locked", "unlocked", "jammed"), `jammed`
+ * - `fan_speed`: set_percentage {percentage 0–100}, oscillate {oscillating}, set_direction {direction}; state `percentage`, `oscillating`, `direction`
  * - `input`: select_input {input}; state `input`
  * - `apps`, `equalizer`, `scenes`: the capability routes' driver commands
  * - `ir`: GENERIC_IR keys
  * - `sensor`: reports readings (state keys) without commands
+ * - `binary_sensor`: reports a detection (motion, contact, leak…) without commands
+ * - `button`: emits press events (single, double, long) as hub events
  */
 export type CapabilityName =
   | 'power'
   | 'brightness'
+  | 'color'
   | 'volume'
   | 'temperature'
   | 'climate_mode'
   | 'media'
   | 'cover'
+  | 'position'
+  | 'lock'
+  | 'fan_speed'
   | 'input'
   | 'apps'
   | 'equalizer'
   | 'scenes'
   | 'ir'
-  | 'sensor';
+  | 'sensor'
+  | 'binary_sensor'
+  | 'button';
 
 export interface CapabilityCommand {
   name: string;
@@ -59,17 +71,23 @@ export interface CapabilitySpec {
 export const CAPABILITY_NAMES: readonly CapabilityName[] = [
   'power',
   'brightness',
+  'color',
   'volume',
   'temperature',
   'climate_mode',
   'media',
   'cover',
+  'position',
+  'lock',
+  'fan_speed',
   'input',
   'apps',
   'equalizer',
   'scenes',
   'ir',
   'sensor',
+  'binary_sensor',
+  'button',
 ];
 
 const percent = (name: string, description: string) => ({ [name]: { type: 'number', minimum: 0, maximum: 100, description } });
@@ -92,6 +110,19 @@ export const CAPABILITY_MODEL: Record<CapabilityName, CapabilitySpec> = {
     description: 'Dims a light.',
     commands: [{ name: 'set_brightness', params: percent('brightness', 'Brightness, 0–100 %.'), description: 'Set the brightness (synonyms: brightness_set, dim {level}, set_level {level}).' }],
     stateKeys: [{ key: 'brightness', type: 'number', description: 'Brightness, 0–100 %.' }],
+    entityDomain: 'light',
+  },
+  color: {
+    description: 'Sets a light\'s colour temperature and/or its colour (the attributes say which: `colorModes`, `minKelvin`, `maxKelvin`).',
+    commands: [
+      { name: 'set_color_temp', params: { kelvin: { type: 'number', description: 'Colour temperature in kelvin, within minKelvin–maxKelvin.' } }, description: 'Set the colour temperature (synonyms: set_color_temperature, set_kelvin; a driver taking mireds gets mireds).' },
+      { name: 'set_hs_color', params: { hue: { type: 'number', minimum: 0, maximum: 360, description: 'Hue, 0–360°.' }, saturation: { type: 'number', minimum: 0, maximum: 100, description: 'Saturation, 0–100 %.' } }, description: 'Set the colour by hue and saturation (synonyms: set_color, set_hue_saturation).' },
+    ],
+    stateKeys: [
+      { key: 'color_temp_kelvin', type: 'number', description: 'Colour temperature in kelvin (or `kelvin`; `color_temp` in mireds).' },
+      { key: 'hue', type: 'number', description: 'Hue, 0–360°.' },
+      { key: 'saturation', type: 'number', description: 'Saturation, 0–100 %.' },
+    ],
     entityDomain: 'light',
   },
   volume: {
@@ -136,14 +167,52 @@ export const CAPABILITY_MODEL: Record<CapabilityName, CapabilitySpec> = {
     entityDomain: 'media_player',
   },
   cover: {
-    description: 'Opens, closes and positions blinds, shades, curtains and garage doors.',
+    description: 'Opens, closes and stops blinds, shades, curtains, doors and garage doors.',
     commands: [
       { name: 'open', description: 'Open fully (synonym: open_cover).' },
       { name: 'close', description: 'Close fully (synonym: close_cover).' },
-      { name: 'set_position', params: percent('position', '0 closed … 100 open.'), description: 'Move to a position (synonym: set_cover_position).' },
+      { name: 'stop', description: 'Stop moving (synonym: stop_cover).' },
     ],
-    stateKeys: [{ key: 'position', type: 'number', description: '0 closed … 100 open.' }],
+    stateKeys: [{ key: 'state', type: 'string', description: '"open", "closed", "opening" or "closing".' }],
     entityDomain: 'cover',
+  },
+  position: {
+    description: 'Moves a cover to a position, and tilts its slats where offered (attribute `tilt`).',
+    commands: [
+      { name: 'set_position', params: percent('position', '0 closed … 100 open.'), description: 'Move to a position (synonym: set_cover_position).' },
+      { name: 'set_tilt_position', params: percent('tilt', '0 closed … 100 open.'), description: 'Tilt the slats (synonym: set_cover_tilt_position).' },
+    ],
+    stateKeys: [
+      { key: 'position', type: 'number', description: '0 closed … 100 open.' },
+      { key: 'tilt', type: 'number', description: 'Tilt, 0 closed … 100 open.' },
+    ],
+    entityDomain: 'cover',
+  },
+  lock: {
+    description: 'Locks and unlocks a door.',
+    commands: [
+      { name: 'lock', description: 'Lock (synonym: lock_door).' },
+      { name: 'unlock', description: 'Unlock (synonym: unlock_door).' },
+    ],
+    stateKeys: [
+      { key: 'locked', type: 'boolean', description: 'True when locked (or `lock`: "locked", "unlocked", "jammed").' },
+      { key: 'jammed', type: 'boolean', description: 'True when the bolt is stuck.' },
+    ],
+    entityDomain: 'lock',
+  },
+  fan_speed: {
+    description: 'Sets a fan\'s speed, and its oscillation and direction where offered (attributes `oscillate`, `direction`).',
+    commands: [
+      { name: 'set_percentage', params: percent('percentage', 'Speed, 0–100 % (0 switches off).'), description: 'Set the speed (synonyms: set_speed, set_fan_speed).' },
+      { name: 'oscillate', params: { oscillating: { type: 'boolean' } }, description: 'Oscillate or not.' },
+      { name: 'set_direction', params: { direction: { type: 'string', enum: ['forward', 'reverse'] } }, description: 'Turn forward or in reverse.' },
+    ],
+    stateKeys: [
+      { key: 'percentage', type: 'number', description: 'Speed, 0–100 %.' },
+      { key: 'oscillating', type: 'boolean', description: 'True while oscillating.' },
+      { key: 'direction', type: 'string', description: '"forward" or "reverse".' },
+    ],
+    entityDomain: 'fan',
   },
   input: {
     description: 'Selects an input or source.',
@@ -195,6 +264,20 @@ export const CAPABILITY_MODEL: Record<CapabilityName, CapabilitySpec> = {
     ],
     entityDomain: 'sensor',
   },
+  binary_sensor: {
+    description: 'Reports a detection (attribute `sensorClass`: motion, occupancy, contact, leak, smoke, tamper) and takes no commands.',
+    commands: [],
+    stateKeys: [
+      { key: '<sensorClass>', type: 'boolean', description: 'True when detected (`motion`, `occupancy`, `leak`, `smoke`, `tamper`); for `contact`, true when the contact is made (closed), or `open`.' },
+    ],
+    entityDomain: 'binary_sensor',
+  },
+  button: {
+    description: 'Emits presses (`single`, `double`, `long`) as hub events (`device.button_pressed`); takes no commands.',
+    commands: [],
+    stateKeys: [{ key: 'last_press', type: 'string', description: 'The last press, when the driver reports it.' }],
+    entityDomain: 'event',
+  },
 };
 
 /**
@@ -225,6 +308,14 @@ export const COMMAND_SYNONYMS = {
   close: ['close', 'close_cover'],
   set_position: ['set_position', 'set_cover_position', 'position', 'move_to_position'],
   select_input: ['select_input', 'set_input', 'input', 'select_source', 'set_source', 'source'],
+  set_color_temp: ['set_color_temp', 'set_color_temperature', 'set_colour_temperature', 'color_temp', 'set_kelvin', 'set_ct'],
+  set_hs_color: ['set_hs_color', 'set_color', 'set_colour', 'set_hue_saturation', 'hs_color'],
+  set_tilt_position: ['set_tilt_position', 'set_cover_tilt_position', 'tilt', 'set_tilt'],
+  lock: ['lock', 'lock_door'],
+  unlock: ['unlock', 'unlock_door'],
+  set_percentage: ['set_percentage', 'set_fan_percentage', 'set_speed', 'set_fan_speed', 'fan_speed', 'percentage'],
+  oscillate: ['oscillate', 'set_oscillating', 'set_oscillation'],
+  set_direction: ['set_direction', 'set_fan_direction', 'direction'],
 } as const satisfies Record<string, readonly string[]>;
 export type CommandMeaning = keyof typeof COMMAND_SYNONYMS;
 
@@ -237,7 +328,12 @@ const COMMAND_CAPABILITIES: Array<[CapabilityName, CommandMeaning[]]> = [
   ['climate_mode', ['set_mode']],
   // stop/next/previous alone do not make a media player (a blind stops too).
   ['media', ['play', 'pause', 'play_pause']],
+  // A positionable cover opens and closes too (open/close go through set_position when missing).
   ['cover', ['open', 'close', 'set_position']],
+  ['position', ['set_position', 'set_tilt_position']],
+  ['color', ['set_color_temp', 'set_hs_color']],
+  ['lock', ['lock', 'unlock']],
+  ['fan_speed', ['set_percentage', 'oscillate', 'set_direction']],
   ['input', ['select_input']],
 ];
 
@@ -266,6 +362,21 @@ const DECLARED_ALIASES: Record<string, CapabilityName[]> = {
   shade: ['cover'],
   shutter: ['cover'],
   window_covering: ['cover'],
+  tilt: ['position'],
+  color_temperature: ['color'],
+  colour: ['color'],
+  color_temp: ['color'],
+  door_lock: ['lock'],
+  fan: ['power', 'fan_speed'],
+  speed: ['fan_speed'],
+  motion: ['binary_sensor'],
+  occupancy: ['binary_sensor'],
+  contact: ['binary_sensor'],
+  leak: ['binary_sensor'],
+  smoke: ['binary_sensor'],
+  tamper: ['binary_sensor'],
+  stateless_switch: ['button'],
+  programmable_switch: ['button'],
   source: ['input'],
   inputs: ['input'],
   source_select: ['input'],
@@ -273,6 +384,129 @@ const DECLARED_ALIASES: Record<string, CapabilityName[]> = {
   scene: ['scenes'],
   sound_mode: ['equalizer'],
 };
+
+// ---------------------------------------------------------------------------------------------
+// Device classes: what a device is (a light, a lock…), on top of what it can do.
+
+/** Every device class, in the order lists follow. */
+export const DEVICE_CLASSES = ['light', 'switch', 'outlet', 'cover', 'climate', 'fan', 'lock', 'sensor', 'binary_sensor', 'button', 'media_player', 'remote', 'generic'] as const;
+export type DeviceClass = (typeof DEVICE_CLASSES)[number];
+
+/** Sensor classes with their unit and the state keys drivers report them under (first present wins). */
+export const SENSOR_CLASSES = {
+  temperature: { unit: '°C', keys: ['temperature', 'current_temperature'] },
+  humidity: { unit: '%', keys: ['humidity', 'current_humidity', 'relative_humidity'] },
+  illuminance: { unit: 'lx', keys: ['illuminance', 'illuminance_lux', 'lux'] },
+  power: { unit: 'W', keys: ['power', 'power_w', 'watts'] },
+  energy: { unit: 'kWh', keys: ['energy', 'energy_kwh'] },
+  battery: { unit: '%', keys: ['battery', 'battery_level'] },
+  co2: { unit: 'ppm', keys: ['co2', 'carbon_dioxide'] },
+  pm25: { unit: 'µg/m³', keys: ['pm25', 'pm2_5'] },
+  pressure: { unit: 'hPa', keys: ['pressure'] },
+} as const satisfies Record<string, { unit: string; keys: readonly string[] }>;
+export type SensorClass = keyof typeof SENSOR_CLASSES;
+export const SENSOR_CLASS_NAMES = Object.keys(SENSOR_CLASSES) as SensorClass[];
+
+/**
+ * Binary sensor classes: the state keys they are reported under and the words for detected / clear.
+ * `contact` is true when the contact is made (the door is closed), as Zigbee2MQTT and HomeKit say;
+ * a driver may report `open` (true when open) instead.
+ */
+export const BINARY_SENSOR_CLASSES = {
+  motion: { keys: ['motion', 'motion_detected'], words: ['Motion', 'Clear'] },
+  occupancy: { keys: ['occupancy', 'occupied', 'presence'], words: ['Occupied', 'Clear'] },
+  contact: { keys: ['contact', 'open'], words: ['Open', 'Closed'] },
+  leak: { keys: ['leak', 'water_leak', 'moisture'], words: ['Wet', 'Dry'] },
+  smoke: { keys: ['smoke', 'smoke_detected'], words: ['Smoke', 'Clear'] },
+  tamper: { keys: ['tamper', 'tampered'], words: ['Tampered', 'Clear'] },
+} as const satisfies Record<string, { keys: readonly string[]; words: readonly [string, string] }>;
+export type BinarySensorClass = keyof typeof BINARY_SENSOR_CLASSES;
+export const BINARY_SENSOR_CLASS_NAMES = Object.keys(BINARY_SENSOR_CLASSES) as BinarySensorClass[];
+
+export const BUTTON_PRESSES = ['single', 'double', 'long'] as const;
+export type ButtonPress = (typeof BUTTON_PRESSES)[number];
+export const COLOR_MODES = ['onoff', 'brightness', 'color_temp', 'hs'] as const;
+export type ColorMode = (typeof COLOR_MODES)[number];
+export const FAN_DIRECTIONS = ['forward', 'reverse'] as const;
+
+/** Colour temperature range when a light declares none (warm candle to blue sky). */
+export const DEFAULT_KELVIN_RANGE = { min: 2000, max: 6500 } as const;
+/** Target temperature range when a climate device declares none, in °C. */
+export const DEFAULT_TEMPERATURE_RANGE = { min: 5, max: 35 } as const;
+
+/**
+ * Ranges, units and supported modes, declared beside the class by the driver (or integration) and
+ * otherwise derived from capabilities and state, so that no surface has to guess them.
+ */
+export interface DeviceAttributes {
+  /** light: the colour modes it supports. */
+  colorModes?: ColorMode[];
+  /** light: colour temperature range, kelvin. */
+  minKelvin?: number;
+  maxKelvin?: number;
+  /** cover: whether its slats tilt. */
+  tilt?: boolean;
+  /** climate: target temperature range and step, in `temperatureUnit`. */
+  minTemperature?: number;
+  maxTemperature?: number;
+  temperatureStep?: number;
+  temperatureUnit?: '°C' | '°F';
+  /** climate: the modes `set_hvac_mode` takes (e.g. off, heat, cool, auto). */
+  hvacModes?: string[];
+  /** fan: whether it oscillates and turns in reverse. */
+  oscillate?: boolean;
+  direction?: boolean;
+  /** sensor and binary_sensor: what it measures or detects. */
+  sensorClass?: SensorClass | BinarySensorClass;
+  /** sensor: the unit of its value. */
+  unit?: string;
+  /** button: the presses it emits. */
+  presses?: ButtonPress[];
+}
+
+export interface DeviceClassSpec {
+  description: string;
+  /** Capabilities whose commands a device of this class accepts (a `generic` device: all). */
+  capabilities: readonly CapabilityName[];
+  /** Capabilities a device of this class has when its driver lists no commands (it takes the canonical ones). */
+  defaults: readonly CapabilityName[];
+  /** The entity domain it shows up as (intents, entities, MQTT). */
+  entityDomain: string;
+}
+
+export const DEVICE_CLASS_MODEL: Record<DeviceClass, DeviceClassSpec> = {
+  light: { description: 'A light: on/off, and brightness and colour where its attributes say.', capabilities: ['power', 'brightness', 'color'], defaults: ['power'], entityDomain: 'light' },
+  switch: { description: 'Anything that only switches on and off.', capabilities: ['power'], defaults: ['power'], entityDomain: 'switch' },
+  outlet: { description: 'A plug or socket: on/off, often with a power reading.', capabilities: ['power'], defaults: ['power'], entityDomain: 'switch' },
+  cover: { description: 'Blinds, shades, curtains, doors and garage doors: open, close, stop, and a position (and tilt) where offered.', capabilities: ['cover', 'position'], defaults: ['cover'], entityDomain: 'cover' },
+  climate: { description: 'Thermostats, heaters and air conditioners: a target temperature and a mode.', capabilities: ['temperature', 'climate_mode', 'power', 'fan_speed'], defaults: ['temperature'], entityDomain: 'climate' },
+  fan: { description: 'A fan: on/off, a speed percentage, and oscillation and direction where offered.', capabilities: ['power', 'fan_speed'], defaults: ['power'], entityDomain: 'fan' },
+  lock: { description: 'A door lock: lock and unlock; it may report being jammed.', capabilities: ['lock'], defaults: ['lock'], entityDomain: 'lock' },
+  sensor: { description: 'A measurement with a unit (attribute `sensorClass`: temperature, humidity, illuminance, power, energy, battery, co2, pm25, pressure).', capabilities: [], defaults: [], entityDomain: 'sensor' },
+  binary_sensor: { description: 'A detection (attribute `sensorClass`: motion, occupancy, contact, leak, smoke, tamper).', capabilities: [], defaults: [], entityDomain: 'binary_sensor' },
+  button: { description: 'A button whose presses (single, double, long) are hub events.', capabilities: [], defaults: [], entityDomain: 'event' },
+  media_player: { description: 'TVs, receivers, speakers and streamers: power, playback, volume, inputs and apps.', capabilities: ['power', 'volume', 'media', 'input', 'apps', 'equalizer', 'scenes'], defaults: [], entityDomain: 'media_player' },
+  remote: { description: 'An IR remote: its keys, and power, volume and transport where its keys are named so.', capabilities: ['ir', 'power', 'volume', 'media'], defaults: [], entityDomain: 'remote' },
+  generic: { description: 'Nothing recognised: its own commands, and whatever its capabilities allow.', capabilities: CAPABILITY_NAMES, defaults: [], entityDomain: 'switch' },
+};
+
+export function isDeviceClass(value: unknown): value is DeviceClass {
+  return typeof value === 'string' && (DEVICE_CLASSES as readonly string[]).includes(value);
+}
+
+/** Categories (the driver's or an admin's word for the device) that name a class. */
+const CATEGORY_CLASSES: Array<[RegExp, DeviceClass]> = [
+  [/^(light|lighting|lamp|dimmer|bulb|led|light_?strip|lightbulb)$/, 'light'],
+  [/^(outlet|plug|smart_?plug|socket|power_?strip)$/, 'outlet'],
+  [/^(switch|relay|wall_?switch)$/, 'switch'],
+  [/^(cover|blinds?|shades?|shutters?|curtains?|awning|garage(_?door)?|door|gate|window_?covering)$/, 'cover'],
+  [/^(climate|thermostat|hvac|heater|air_?conditioner|heat_?pump)$/, 'climate'],
+  [/^(fan|ceiling_?fan)$/, 'fan'],
+  [/^(lock|door_?lock|smart_?lock)$/, 'lock'],
+  [/^(button|doorbell|scene_?controller|stateless_?switch)$/, 'button'],
+  [/^(tv|television|speaker|receiver|av_?receiver|soundbar|media_?player|streamer|roku|android_?tv|cast)$/, 'media_player'],
+];
+const BINARY_SENSOR_WORDS = /motion|occupancy|presence|contact|door_sensor|window_sensor|leak|water|smoke|tamper|binary/;
 
 export const LIGHT_CATEGORIES = new Set(['light', 'lighting', 'lamp', 'dimmer', 'bulb']);
 const SENSOR_WORDS = /sensor|meter|measurement|thermometer|hygrometer|weather|humidity|illuminance|motion|contact|occupancy|battery|co2|pressure|energy/;
@@ -284,6 +518,8 @@ export interface CapabilitySource {
   /** What the driver declared (any vocabulary). */
   capabilities: readonly string[];
   commands: ReadonlyArray<string | DeviceCommandSpec>;
+  /** The class the driver declared, if any (it always wins). */
+  declaredClass?: DeviceClass | null | undefined;
 }
 
 /** Lowercase, `_` for separators: `Power-On` → `power_on`. */
@@ -307,6 +543,16 @@ export function isSensorCategory(category: string): boolean {
   return SENSOR_WORDS.test(category.toLowerCase());
 }
 
+/** The class a category names, if any (`lamp` → light, `plug` → outlet, `motion_sensor` → binary_sensor). */
+export function classOfCategory(category: string): DeviceClass | undefined {
+  const c = normalizeCommandName(category);
+  const named = CATEGORY_CLASSES.find(([pattern]) => pattern.test(c))?.[1];
+  if (named) return named;
+  if (BINARY_SENSOR_WORDS.test(c) && /sensor|detector/.test(c)) return 'binary_sensor';
+  if (SENSOR_WORDS.test(c)) return 'sensor';
+  return undefined;
+}
+
 /** True when the device offers a command of that meaning (by any of its synonyms). */
 export function offersMeaning(names: Iterable<string>, meaning: CommandMeaning): boolean {
   const synonyms: readonly string[] = COMMAND_SYNONYMS[meaning];
@@ -314,15 +560,30 @@ export function offersMeaning(names: Iterable<string>, meaning: CommandMeaning):
   return false;
 }
 
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** The binary sensor class a state reports (a boolean under one of the classes' keys), if any. */
+export function binarySensorClassOf(state: Record<string, unknown>): BinarySensorClass | undefined {
+  if (state.contact === 'open' || state.contact === 'closed') return 'contact';
+  return BINARY_SENSOR_CLASS_NAMES.find((c) => BINARY_SENSOR_CLASSES[c].keys.some((k) => typeof state[k] === 'boolean'));
+}
+
+/** The sensor class a state reports (a number under one of the classes' keys), if any. */
+export function sensorClassOf(state: Record<string, unknown>): SensorClass | undefined {
+  return SENSOR_CLASS_NAMES.find((c) => SENSOR_CLASSES[c].keys.some((k) => isFiniteNumber(state[k])));
+}
+
 /**
  * A device's capabilities, in the model's order, from:
  * - what its driver declared (vocabulary names and common aliases such as `dimmer`, `thermostat`);
  * - its command names (with synonyms: turn_on/power_on/on, dim, set_volume, set_temperature,
- *   open/close/set_position, select_input/set_input, play/pause) and `apps.*`/`equalizer.*`/`scenes.*`;
+ *   open/close/set_position, lock/unlock, set_percentage, set_color_temp…) and `apps.*`/`equalizer.*`/`scenes.*`;
  * - GENERIC_IR: `ir`, plus power/volume/media when its keys are named like power, volume_up, play;
- * - its category: a light with no command list is switchable, and dimmable only with a `brightness`
- *   state key or command; a sensor category reports readings;
- * - its state: a device with state but no commands (and nothing else to do) is a `sensor`.
+ * - its declared class or its category, when the driver lists no commands: the class's canonical
+ *   commands (a light switches, and dims with a `brightness` state key; a lock locks); a sensor
+ *   category reports readings;
+ * - its state: a device with state but no commands (and nothing else to do) is a `sensor`, or a
+ *   `binary_sensor` when what it reports is a detection.
  */
 export function deriveCapabilities(device: CapabilitySource, state: Record<string, unknown> = {}): CapabilityName[] {
   const found = new Set<CapabilityName>();
@@ -354,24 +615,129 @@ export function deriveCapabilities(device: CapabilitySource, state: Record<strin
     for (const capability of ['apps', 'equalizer', 'scenes'] as const) {
       if (names.some((n) => n.toLowerCase().startsWith(`${capability}.`))) found.add(capability);
     }
-    if (isLightCategory(device.category)) {
-      // A light without a command list takes the canonical commands; with one, it needs an on/off.
-      if (names.length === 0) found.add('power');
-      if (found.has('power') && typeof state.brightness === 'number') found.add('brightness');
+    const declaredClass = device.declaredClass ?? undefined;
+    let cls = declaredClass ?? classOfCategory(device.category);
+    // A "climate" category reporting readings without a target is a weather sensor, not a thermostat.
+    if (!declaredClass && cls === 'climate' && !isFiniteNumber(state.target_temperature) && !isFiniteNumber(state.setpoint)) cls = undefined;
+    if (cls && names.length === 0) {
+      // No command list: the class's canonical commands, refined by what the state shows.
+      for (const c of DEVICE_CLASS_MODEL[cls].defaults) found.add(c);
+      if (cls === 'light' && isFiniteNumber(state.brightness)) found.add('brightness');
+      if (cls === 'light' && ['hue', 'color_temp_kelvin', 'kelvin', 'color_temp'].some((k) => isFiniteNumber(state[k]))) found.add('color');
+      if (cls === 'cover' && isFiniteNumber(state.position)) found.add('position');
+      if (cls === 'fan' && isFiniteNumber(state.percentage)) found.add('fan_speed');
+      if (cls === 'climate' && typeof (state.mode ?? state.hvac_mode) === 'string') found.add('climate_mode');
     }
+    if (isLightCategory(device.category) && found.has('power') && isFiniteNumber(state.brightness)) found.add('brightness');
     if (sensorCategory) found.add('sensor');
-    const actuator = [...found].some((c) => c !== 'sensor');
-    if (names.length === 0 && !actuator && Object.keys(state).length > 0) found.add('sensor');
+    // A device that only reports, and reports a detection (a door sensor with its battery), is a binary sensor.
+    if (cls === 'binary_sensor' || ((cls === undefined || cls === 'sensor') && names.length === 0 && binarySensorClassOf(state))) found.add('binary_sensor');
+    if (cls === 'button') found.add('button');
+    if (found.has('binary_sensor') && !sensorCategory && !sensorClassOf(state)) found.delete('sensor');
+    const actuator = [...found].some((c) => c !== 'sensor' && c !== 'binary_sensor');
+    if (names.length === 0 && !actuator && !found.has('binary_sensor') && Object.keys(state).length > 0) found.add('sensor');
   }
 
   return CAPABILITY_NAMES.filter((c) => found.has(c));
 }
 
 /**
+ * The device's class: the one its driver declared, else derived from its capabilities (a lock, a
+ * thermostat, a positionable cover, a fan with a speed, a media player, a dimmable or colour light),
+ * then its category (`lamp` → light, `plug` → outlet, `tv` → media_player), then what is left: plain
+ * on/off is a switch, a reporting device a sensor or binary sensor; else `generic`.
+ */
+export function deriveDeviceClass(device: CapabilitySource, capabilities: readonly CapabilityName[]): DeviceClass {
+  if (device.declaredClass && isDeviceClass(device.declaredClass)) return device.declaredClass;
+  if (isIrDevice(device)) return 'remote';
+  const has = (c: CapabilityName) => capabilities.includes(c);
+  if (has('lock')) return 'lock';
+  if (has('temperature') || has('climate_mode')) return 'climate';
+  if (has('cover') || has('position')) return 'cover';
+  if (has('fan_speed')) return 'fan';
+  if (has('media') || has('volume') || has('input') || has('apps')) return 'media_player';
+  if (has('brightness') || has('color')) return 'light';
+  if (has('button')) return 'button';
+  if (has('binary_sensor') && capabilities.every((c) => c === 'sensor' || c === 'binary_sensor')) return 'binary_sensor';
+  const byCategory = classOfCategory(device.category);
+  if (byCategory) {
+    // A category names the class when the device does what that class does: a reporting class
+    // for a device that only reports, an acting class for one that has its class's capabilities.
+    const reportsOnly = capabilities.every((c) => c === 'sensor' || c === 'binary_sensor' || c === 'button');
+    const reporting = byCategory === 'sensor' || byCategory === 'binary_sensor' || byCategory === 'button';
+    if (reporting ? reportsOnly : !reportsOnly && DEVICE_CLASS_MODEL[byCategory].defaults.every(has)) return byCategory;
+  }
+  if (has('power')) return 'switch';
+  if (has('binary_sensor')) return 'binary_sensor';
+  if (has('sensor')) return 'sensor';
+  return 'generic';
+}
+
+/**
+ * Attributes: what the driver declared wins field by field; the rest is derived (a light's colour
+ * modes from its capabilities, a sensor's class and unit from the state it reports).
+ */
+export function deriveAttributes(deviceClass: DeviceClass, capabilities: readonly CapabilityName[], state: Record<string, unknown>, declared: DeviceAttributes = {}): DeviceAttributes {
+  const derived: DeviceAttributes = {};
+  switch (deviceClass) {
+    case 'light': {
+      const modes: ColorMode[] = [];
+      if (capabilities.includes('color')) {
+        if (isFiniteNumber(state.hue) || isFiniteNumber(state.saturation) || !['color_temp_kelvin', 'kelvin', 'color_temp'].some((k) => isFiniteNumber(state[k]))) modes.push('hs');
+        if (['color_temp_kelvin', 'kelvin', 'color_temp'].some((k) => isFiniteNumber(state[k])) || !modes.includes('hs')) modes.push('color_temp');
+      }
+      if (modes.length === 0) modes.push(capabilities.includes('brightness') ? 'brightness' : 'onoff');
+      derived.colorModes = modes;
+      if (modes.includes('color_temp') || declared.colorModes?.includes('color_temp')) {
+        derived.minKelvin = DEFAULT_KELVIN_RANGE.min;
+        derived.maxKelvin = DEFAULT_KELVIN_RANGE.max;
+      }
+      break;
+    }
+    case 'climate':
+      derived.minTemperature = DEFAULT_TEMPERATURE_RANGE.min;
+      derived.maxTemperature = DEFAULT_TEMPERATURE_RANGE.max;
+      derived.temperatureStep = 0.5;
+      derived.temperatureUnit = '°C';
+      break;
+    case 'cover':
+      derived.tilt = isFiniteNumber(state.tilt) || isFiniteNumber(state.tilt_position);
+      break;
+    case 'fan':
+      derived.oscillate = typeof state.oscillating === 'boolean';
+      derived.direction = typeof state.direction === 'string';
+      break;
+    case 'sensor': {
+      const sensorClass = declared.sensorClass ?? sensorClassOf(state);
+      if (sensorClass) {
+        derived.sensorClass = sensorClass;
+        if (sensorClass in SENSOR_CLASSES) derived.unit = SENSOR_CLASSES[sensorClass as SensorClass].unit;
+      }
+      break;
+    }
+    case 'binary_sensor': {
+      const sensorClass = binarySensorClassOf(state);
+      if (sensorClass) derived.sensorClass = sensorClass;
+      break;
+    }
+    case 'button':
+      derived.presses = [...BUTTON_PRESSES];
+      break;
+    default:
+      break;
+  }
+  return { ...derived, ...declared };
+}
+
+/**
  * What one of a device's commands is for: its meaning (by synonym) and the capability it carries;
  * `apps.*`/`equalizer.*`/`scenes.*` by prefix; any other IR key is `ir`; otherwise null.
  */
-export function classifyCommand(device: Pick<CapabilitySource, 'driverKey' | 'capabilities'>, name: string): { capability: CapabilityName | null; meaning: CommandMeaning | null } {
+export function classifyCommand(
+  device: Pick<CapabilitySource, 'driverKey' | 'capabilities'>,
+  name: string,
+  derived: readonly CapabilityName[] = [],
+): { capability: CapabilityName | null; meaning: CommandMeaning | null } {
   const ir = isIrDevice(device);
   const normalized = normalizeCommandName(name);
   const meaning = (Object.keys(COMMAND_SYNONYMS) as CommandMeaning[]).find((m) => (COMMAND_SYNONYMS[m] as readonly string[]).includes(normalized)) ?? null;
@@ -382,6 +748,8 @@ export function classifyCommand(device: Pick<CapabilitySource, 'driverKey' | 'ca
   if (meaning) {
     capability = COMMAND_CAPABILITIES.find(([, meanings]) => meanings.includes(meaning))?.[0] ?? null;
     // stop/next/previous/seek/shuffle/repeat belong to media players though they alone make none.
+    // A cover's stop stops the cover.
+    if (meaning === 'stop' && derived.includes('cover') && !derived.includes('media')) capability = 'cover';
     if (!capability && ['stop', 'next', 'previous', 'seek', 'shuffle', 'repeat'].includes(meaning)) capability = 'media';
     if (ir && capability && !IR_CAPABILITIES.has(capability)) capability = null;
   }
@@ -389,20 +757,28 @@ export function classifyCommand(device: Pick<CapabilitySource, 'driverKey' | 'ca
 }
 
 /** Entity domains in the order a device's entities are listed. */
-export const DEVICE_ENTITY_DOMAINS = ['light', 'switch', 'media_player', 'climate', 'cover', 'remote', 'sensor'] as const;
+export const DEVICE_ENTITY_DOMAINS = ['light', 'switch', 'fan', 'lock', 'media_player', 'climate', 'cover', 'remote', 'sensor', 'binary_sensor', 'event'] as const;
 
 /**
- * The entity domains a device shows up as: one per distinct domain of its capabilities, where a
- * lighting device's power is a `light`, and `switch` (plain on/off) folds into any richer domain
- * that also switches (light, media_player, climate, cover, remote). Scenes get their own entities.
+ * The entity domains a device shows up as: its class's domain first, then one per other distinct
+ * domain of its capabilities, where plain on/off (`switch`) folds into any richer domain that also
+ * switches. A generic device takes its capabilities' domains. Scenes get their own entities.
  */
-export function entityDomainsOf(device: { category: string; capabilities: readonly CapabilityName[] }): string[] {
+export function entityDomainsOf(device: { deviceClass: DeviceClass; capabilities: readonly CapabilityName[] }): string[] {
   const domains = new Set<string>();
+  if (device.deviceClass !== 'generic') domains.add(DEVICE_CLASS_MODEL[device.deviceClass].entityDomain);
+  const admitted = DEVICE_CLASS_MODEL[device.deviceClass].capabilities;
   for (const capability of device.capabilities) {
     if (capability === 'scenes') continue;
-    const domain = CAPABILITY_MODEL[capability].entityDomain;
-    domains.add(domain === 'switch' && isLightCategory(device.category) ? 'light' : domain);
+    // What the class already covers shows up in its own domain (a light's power is the light).
+    if (device.deviceClass !== 'generic' && admitted.includes(capability)) continue;
+    domains.add(CAPABILITY_MODEL[capability].entityDomain);
   }
-  if (domains.has('switch') && ['light', 'media_player', 'climate', 'cover', 'remote'].some((d) => domains.has(d))) domains.delete('switch');
+  if (domains.has('switch') && ['light', 'fan', 'media_player', 'climate', 'cover', 'remote'].some((d) => domains.has(d))) domains.delete('switch');
   return DEVICE_ENTITY_DOMAINS.filter((d) => domains.has(d));
+}
+
+/** The device's primary entity domain: its class's, or for a generic device its first capability's. */
+export function entityDomainOf(device: { deviceClass: DeviceClass; capabilities: readonly CapabilityName[] }): string | undefined {
+  return entityDomainsOf(device)[0];
 }

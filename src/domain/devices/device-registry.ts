@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { DomainEventBus } from '../events.js';
 import { deviceErrors } from './errors.js';
+import { declaredAttributesOf } from './capability-schemas.js';
+import { isDeviceClass } from './capabilities.js';
 import type { DeviceCommandSpec, DeviceMetadata, DeviceRepository, LogicalDevice } from './model.js';
 
 export interface DiscoveredFields {
@@ -10,6 +12,17 @@ export interface DiscoveredFields {
   commands?: unknown[];
   properties?: Record<string, unknown>;
   capabilities?: string[];
+  /** The class the driver declared: a known one is kept, any other word ignored. */
+  deviceClass?: string;
+  attributes?: Record<string, unknown>;
+}
+
+/** What a driver declared of the model, as the record keeps it. */
+function declared(fields: DiscoveredFields): Pick<LogicalDevice, 'declaredClass' | 'declaredAttributes'> {
+  return {
+    ...(fields.deviceClass !== undefined && isDeviceClass(fields.deviceClass) ? { declaredClass: fields.deviceClass } : {}),
+    ...(fields.attributes !== undefined ? { declaredAttributes: declaredAttributesOf(fields.attributes) } : {}),
+  };
 }
 
 /** Accepts a driver's command list in the forms drivers send: names, or objects with a name. */
@@ -117,6 +130,7 @@ export class DeviceRegistry {
       properties: fields.properties ?? {},
       commands: normalizeCommands(fields.commands),
       remoteSources: [],
+      ...declared(fields),
       removed: false,
       createdAt: now,
       updatedAt: now,
@@ -196,6 +210,7 @@ export class DeviceRegistry {
       ...(fields.capabilities !== undefined ? { capabilities: fields.capabilities } : {}),
       ...(fields.commands !== undefined ? { commands: normalizeCommands(fields.commands) } : {}),
       ...(fields.properties !== undefined ? { properties: { ...existing.properties, ...fields.properties } } : {}),
+      ...declared(fields),
       updatedAt: now,
     };
   }

@@ -5,9 +5,12 @@ import { irErrors } from '../ir/errors.js';
 import { validateIrCommand, validateIrCommands, isValidExtenderIp, type IrCommand, type IrCommands } from '../ir/ir-command.js';
 import type { IrTransmitter } from '../ir/transmitter.js';
 import type { DeviceStateView, StateAuthority } from '../state/state-authority.js';
+import { actionCapabilities, isActionInputProblem, parseAction, resolveAction, standardActionName, ACTIONS, type AbstractAction, type ActionName } from './actions.js';
+import { DEVICE_CLASS_MODEL, deriveCapabilities, type CapabilityName, type DeviceAttributes, type DeviceClass } from './capabilities.js';
 import type { DeviceRegistry } from './device-registry.js';
 import { deviceErrors } from './errors.js';
 import { GENERIC_IR, type DeviceMetadata, type LogicalDevice } from './model.js';
+import { modelOf, type DeviceModel, type DeviceReading } from './readings.js';
 
 /**
  * Driver command names behind the capability routes. A driver that offers a capability lists it
@@ -25,8 +28,18 @@ export interface StateSnapshot {
   readonly devices: Readonly<Record<string, Readonly<DeviceStateView>>>;
 }
 
-export interface DeviceView extends LogicalDevice {
+/** A device record as every surface shows it: what the registry holds, with the model's reading of it. */
+export interface DeviceView extends Omit<LogicalDevice, 'declaredClass' | 'declaredAttributes'> {
   online: boolean;
+  deviceClass: DeviceClass;
+  attributes: DeviceAttributes;
+  reading: DeviceReading;
+}
+
+/** Whether a device of its class takes the action: the class admits one of its capabilities and the device has it. */
+function classTakes(model: DeviceModel, action: ActionName): boolean {
+  const admitted = DEVICE_CLASS_MODEL[model.deviceClass].capabilities;
+  return actionCapabilities(action).some((c) => admitted.includes(c) && model.capabilities.includes(c));
 }
 
 export interface IrDeviceInput {
@@ -62,7 +75,7 @@ export class DeviceService {
   private readonly icons = new Map<string, { icon: AppIcon; at: number }>();
 
   private readonly listings = new Map<boolean, { revision: string; views: readonly DeviceView[] }>();
-  private readonly frozenViews = new WeakMap<LogicalDevice, Readonly<DeviceView>>();
+  private readonly frozenViews = new WeakMap<LogicalDevice, { view: Readonly<DeviceView>; state: object }>();
   private stateSnapshotCache: { revision: string; snapshot: StateSnapshot } | undefined;
 
   constructor(
@@ -75,7 +88,18 @@ export class DeviceService {
   ) {}
 
   view(device: LogicalDevice): DeviceView {
-    return { ...device, online: this.isOnline(device) };
+    return this.buildView(device, this.isOnline(device));
+  }
+
+  /** The model's reading of a device now (capabilities, class, attributes, reading). */
+  model(device: LogicalDevice): DeviceModel {
+    return modelOf(device, this.state.get(device.id).state);
+  }
+
+  private buildView(device: LogicalDevice, online: boolean): DeviceView {
+    const { declaredClass: _declaredClass, declaredAttributes: _declaredAttributes, ...record } = device;
+    const { deviceClass, attributes, reading } = this.model(device);
+    return { ...record, online, deviceClass, attributes, reading };
   }
 
   isOnline(device: LogicalDevice): boolean {
@@ -116,18 +140,19 @@ export class DeviceService {
   }
 
   private listing(includeRemoved: boolean): readonly DeviceView[] {
-    const revision = `${this.registry.revision}:${this.state.connectivityRevision}`;
+    const revision = `${this.registry.revision}:${this.state.revision}`;
     const cached = this.listings.get(includeRemoved);
     if (cached?.revision === revision) return cached.views;
-    // Devices are replaced, never mutated, on change: an unchanged device keeps its frozen view
-    // (and with it the JSON the surfaces made of it).
+    // Devices and state views are replaced, never mutated, on change: a device whose record and
+    // state did not change keeps its frozen view (and with it the JSON the surfaces made of it).
     const views = Object.freeze(
       this.registry.list({ includeRemoved }).map((device) => {
         const online = this.isOnline(device);
+        const state = this.state.view(device.id);
         const previous = this.frozenViews.get(device);
-        if (previous?.online === online) return previous;
-        const view = Object.freeze({ ...device, online });
-        this.frozenViews.set(device, view);
+        if (previous?.view.online === online && previous.state === state) return previous.view;
+        const view = Object.freeze(this.buildView(device, online));
+        this.frozenViews.set(device, { view, state });
         return view;
       }),
     );
@@ -136,16 +161,86 @@ export class DeviceService {
   }
 
   /**
-   * Runs a command. For GENERIC_IR devices the command is a key of `properties.irCommands`, sent
-   * to the extender; for every other device it becomes an ACTION to its driver.
+   * Runs a command. A standard command of the device's class (`turn_on`, `set_brightness
+   * {brightness}`, `lock`, `set_position {position}`…) is checked against the class and the
+   * device's attributes and translated to the device's own command; any other command goes to the
+   * device as it is (see `sendOwnCommand`).
    */
   async command(id: string, command: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<unknown> {
     const device = this.registry.get(id);
+    const standard = standardActionName(command);
+    if (standard && this.speaksStandard(device, command, standard, params)) return this.standardCommand(device, command, standard, params, timeoutMs);
+    return this.sendOwnCommand(device, command, params, timeoutMs);
+  }
+
+  /**
+   * A command in the class's standard form: the device does not offer that exact name, or the
+   * call carries the standard parameter (so its range is checked even when the names match).
+   */
+  private speaksStandard(device: LogicalDevice, command: string, action: ActionName, params: Record<string, unknown>): boolean {
+    if (!this.ownCommandNames(device).includes(command)) return true;
+    const param = ACTIONS[action].param;
+    return ACTIONS[action].value === 'params' || (param !== undefined && param in params);
+  }
+
+  private async standardCommand(device: LogicalDevice, command: string, name: ActionName, params: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
+    const model = this.model(device);
+    // A device the model knows nothing of (no class, no command list) takes any command as it is.
+    if (model.deviceClass === 'generic' && device.commands.length === 0 && device.driverKey !== GENERIC_IR && !classTakes(model, name)) {
+      return this.sendOwnCommand(device, command, params, timeoutMs);
+    }
+    if (!classTakes(model, name)) {
+      throw deviceErrors.COMMAND_NOT_IN_CLASS(
+        { command, device: device.name, deviceClass: model.deviceClass },
+        { details: { deviceId: device.id, command, deviceClass: model.deviceClass, capabilities: model.capabilities } },
+      );
+    }
+    const action = parseAction(name, { params }, model.attributes);
+    if (isActionInputProblem(action)) {
+      throw deviceErrors.INVALID_COMMAND_PARAMS({ command, problem: action.problem }, { details: { deviceId: device.id, command, field: `params.${action.field}` } });
+    }
+    const unsupported = () =>
+      deviceErrors.COMMAND_NOT_SUPPORTED({ device: device.name, what: `command ${command}` }, { details: { deviceId: device.id, command, supported: this.ownCommandNames(device) } });
+    return (await this.perform(device, action, { capabilities: model.capabilities, unsupported, ...(timeoutMs === undefined ? {} : { timeoutMs }) })).result;
+  }
+
+  private ownCommandNames(device: LogicalDevice): string[] {
+    return device.driverKey === GENERIC_IR ? Object.keys((device.properties.irCommands as object | undefined) ?? {}) : device.commands.map((c) => c.name);
+  }
+
+  /**
+   * Carries out an abstract action with the device's own command (pressed `repeat` times for step
+   * commands); `{unchanged: true}` when the device is already there and its only way is a toggle.
+   */
+  async perform(
+    device: LogicalDevice,
+    action: AbstractAction,
+    options: { capabilities?: readonly CapabilityName[]; timeoutMs?: number; unsupported?: () => Error } = {},
+  ): Promise<{ command?: string; result?: unknown }> {
+    const { timeoutMs } = options;
+    const state = this.state.get(device.id).state;
+    const resolved = resolveAction(device, action, state, options.capabilities ?? deriveCapabilities(device, state));
+    if (!resolved) {
+      throw options.unsupported?.() ?? deviceErrors.ACTION_NOT_SUPPORTED({ device: device.name, action: action.action.replace(/_/g, ' ') }, { details: { deviceId: device.id, action: action.action } });
+    }
+    if (resolved.noop) return { result: { unchanged: true } };
+    const presses = resolved.repeat ?? 1;
+    let result: unknown;
+    for (let i = 0; i < presses; i++) result = await this.sendOwnCommand(device, resolved.command, resolved.params, timeoutMs);
+    return { command: resolved.command, ...(presses > 1 ? { result: { presses } } : result === undefined ? {} : { result }) };
+  }
+
+  /**
+   * Sends one of the device's own commands. For GENERIC_IR devices the command is a key of
+   * `properties.irCommands`, sent to the extender; for every other device it becomes an ACTION to
+   * its driver (a device with a command list takes only those, and the capability commands).
+   */
+  async sendOwnCommand(device: LogicalDevice, command: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<unknown> {
     if (device.driverKey === GENERIC_IR) return this.sendIrKey(device, command);
     if (device.commands.length > 0 && !device.commands.some((c) => c.name === command) && !isCapabilityCommand(command)) {
       throw deviceErrors.COMMAND_NOT_SUPPORTED(
         { device: device.name, what: `command ${command}` },
-        { details: { deviceId: id, command, supported: device.commands.map((c) => c.name) } },
+        { details: { deviceId: device.id, command, supported: device.commands.map((c) => c.name) } },
       );
     }
     return this.drivers.execute(device, command, params, timeoutMs === undefined ? {} : { timeoutMs });

@@ -8,6 +8,8 @@ export const deviceErrors = defineErrors({
   CAPABILITY_NOT_SUPPORTED: ['unprocessable', 'Device {device} does not support {capability}.'],
   ACTION_VALUE_REQUIRED: ['invalid', '{action} needs a value.'],
   ACTION_NOT_SUPPORTED: ['unprocessable', 'Device {device} cannot {action}.'],
+  COMMAND_NOT_IN_CLASS: ['unprocessable', '{command} is not a command of device {device} (a {deviceClass}).'],
+  INVALID_COMMAND_PARAMS: ['invalid', 'params of {command}: {problem}'],
   INVALID_ACTION_VALUE: ['invalid', '{action} needs a finite numeric value.'],
   EQUALIZER_FORMS_MIXED: ['invalid', 'Send either {command, params?} or bands, soundMode and preset, not both.'],
   INVALID_DRIVER_RESULT: ['upstream_failed', "The driver's answer to {command} is not usable: {problem}."],

@@ -1,3 +1,5 @@
+import type { DeviceAttributes, DeviceClass } from './capabilities.js';
+
 /** A command a device offers, as its driver declared it (or the IR key list for GENERIC_IR). */
 export interface DeviceCommandSpec {
   name: string;
@@ -38,6 +40,10 @@ export interface LogicalDevice {
   properties: Record<string, unknown>;
   commands: DeviceCommandSpec[];
   remoteSources: RemoteSourceMeta[];
+  /** The class its driver (or integration) declared; absent when derived. */
+  declaredClass?: DeviceClass;
+  /** Ranges, units and modes its driver declared; the rest is derived. */
+  declaredAttributes?: DeviceAttributes;
   removed: boolean;
   createdAt: number;
   updatedAt: number;

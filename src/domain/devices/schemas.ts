@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { DeviceAttributesSchema, DeviceClassSchema, DeviceReadingSchema } from './capability-schemas.js';
 
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 
@@ -28,6 +29,9 @@ export const DeviceSchema = Type.Object(
     properties: JsonObject,
     commands: Type.Array(DeviceCommandSchema),
     remoteSources: Type.Array(RemoteSourceSchema),
+    deviceClass: DeviceClassSchema,
+    attributes: DeviceAttributesSchema,
+    reading: DeviceReadingSchema,
     online: Type.Boolean(),
     removed: Type.Boolean(),
     createdAt: Type.Integer(),

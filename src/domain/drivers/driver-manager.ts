@@ -314,6 +314,14 @@ export class DriverManager {
         this.state.update(device.id, event.state);
         return;
       }
+      case 'BUTTON_PRESSED': {
+        const device = this.devices.findByDriver(link.driverKey, event.deviceId);
+        if (!device) return this.unknownDevice(link, event.deviceId, event.type);
+        // The press is an event; the state keeps the last one so a tile can show it.
+        this.state.update(device.id, { last_press: event.press });
+        this.events.emit('device.button_pressed', { deviceId: device.id, press: event.press, at: this.clock.now() });
+        return;
+      }
       case 'METRIC_UPDATE': {
         const device = this.devices.findByDriver(link.driverKey, event.deviceId);
         if (!device) return this.unknownDevice(link, event.deviceId, event.type);

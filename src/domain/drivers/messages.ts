@@ -27,6 +27,10 @@ export const DiscoveredDevice = Type.Object({
   commands: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 1000 })),
   properties: Type.Optional(JsonObject),
   capabilities: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })),
+  /** The device class (docs/devices.md); an unknown one is ignored and the class derived. */
+  deviceClass: Type.Optional(Type.String({ maxLength: 50 })),
+  /** Ranges, units and modes of the class; fields that do not fit the model are ignored. */
+  attributes: Type.Optional(JsonObject),
   state: Type.Optional(JsonObject),
 });
 export type DiscoveredDevice = Static<typeof DiscoveredDevice>;
@@ -45,6 +49,11 @@ export const ActionResultMessage = Type.Object({
   result: Type.Optional(Type.Unknown()),
   error: Type.Optional(Type.String({ maxLength: 2000 })),
 });
+export const ButtonPressedMessage = Type.Object({
+  type: Type.Literal('BUTTON_PRESSED'),
+  deviceId: Id,
+  press: Type.Union([Type.Literal('single'), Type.Literal('double'), Type.Literal('long')]),
+});
 export const MetricUpdateMessage = Type.Object({ type: Type.Literal('METRIC_UPDATE'), deviceId: Id, metrics: JsonObject });
 export const PongMessage = Type.Object({ type: Type.Literal('PONG'), id: Type.Optional(Type.String()) });
 
@@ -55,6 +64,7 @@ export const DRIVER_EVENT_SCHEMAS = {
   STATE_UPDATE: StateUpdateMessage,
   ACTION_RESULT: ActionResultMessage,
   METRIC_UPDATE: MetricUpdateMessage,
+  BUTTON_PRESSED: ButtonPressedMessage,
   PONG: PongMessage,
 } as const;
 

@@ -1,6 +1,6 @@
 import { DomainError } from '../../platform/errors.js';
 import { slugify } from '../../platform/slugs.js';
-import { isOn, resolveAction, type AbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
+import { resolveAction, type AbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
 import { CAPABILITY_MODEL, type CapabilityName, type CapabilitySource } from '../devices/capabilities.js';
 import { errorInfo } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
@@ -57,17 +57,31 @@ const DOMAINS: EntityDomainInfo[] = [
   {
     domain: 'light',
     description: 'Lights; dimmable ones take a brightness.',
-    capabilities: ['power', 'brightness'],
+    capabilities: ['power', 'brightness', 'color'],
     services: [
-      svc('turn_on', 'Switch on; with a brightness, dim to it (0 switches off).', {
+      svc('turn_on', 'Switch on; with a brightness, dim to it (0 switches off); with a colour temperature or colour, set it.', {
         brightness: 'Optional brightness, 0–100 % (the hub\'s scale, not Home Assistant\'s 0–255).',
         brightness_pct: 'Optional brightness, 0–100 % (same as brightness).',
+        color_temp_kelvin: 'Optional colour temperature in kelvin.',
+        hs_color: 'Optional colour as [hue 0–360, saturation 0–100].',
       }),
       svc('turn_off', 'Switch off.'),
       svc('toggle', 'Switch to the other state.'),
     ],
   },
-  { domain: 'switch', description: 'Anything that only switches on and off.', capabilities: ['power'], services: ON_OFF },
+  { domain: 'switch', description: 'Switches and outlets: anything that only switches on and off.', capabilities: ['power'], services: ON_OFF },
+  {
+    domain: 'fan',
+    description: 'Fans: on/off, speed, oscillation and direction.',
+    capabilities: ['fan_speed'],
+    services: [
+      ...ON_OFF,
+      svc('set_percentage', 'Set the speed.', { percentage: 'Speed 0–100 % (required).' }),
+      svc('oscillate', 'Oscillate or not.', { oscillating: 'true or false (required).' }),
+      svc('set_direction', 'Turn forward or in reverse.', { direction: '"forward" or "reverse" (required).' }),
+    ],
+  },
+  { domain: 'lock', description: 'Door locks.', capabilities: ['lock'], services: [svc('lock', 'Lock.'), svc('unlock', 'Unlock.')] },
   {
     domain: 'media_player',
     description: 'TVs, receivers, speakers: power, volume, playback, inputs, apps.',
@@ -88,16 +102,29 @@ const DOMAINS: EntityDomainInfo[] = [
     domain: 'climate',
     description: 'Thermostats and air conditioners.',
     capabilities: ['temperature', 'climate_mode'],
-    services: [svc('turn_on', 'Switch on.'), svc('turn_off', 'Switch off.'), svc('set_temperature', 'Set the target temperature.', { temperature: 'Target temperature (required).' })],
+    services: [
+      svc('turn_on', 'Switch on.'),
+      svc('turn_off', 'Switch off.'),
+      svc('set_temperature', 'Set the target temperature.', { temperature: 'Target temperature (required).' }),
+      svc('set_hvac_mode', 'Set the mode.', { hvac_mode: 'One of the device\'s hvacModes (required).' }),
+    ],
   },
   {
     domain: 'cover',
     description: 'Blinds, shades, curtains, garage doors.',
-    capabilities: ['cover'],
-    services: [svc('open_cover', 'Open fully.'), svc('close_cover', 'Close fully.'), svc('set_cover_position', 'Move to a position.', { position: '0 closed … 100 open (required).' })],
+    capabilities: ['cover', 'position'],
+    services: [
+      svc('open_cover', 'Open fully.'),
+      svc('close_cover', 'Close fully.'),
+      svc('stop_cover', 'Stop moving.'),
+      svc('set_cover_position', 'Move to a position.', { position: '0 closed … 100 open (required).' }),
+      svc('set_cover_tilt_position', 'Tilt the slats.', { tilt_position: '0 closed … 100 open (required).' }),
+    ],
   },
   { domain: 'remote', description: 'GENERIC_IR devices: IR keys through an extender.', capabilities: ['ir'], services: ON_OFF },
   { domain: 'sensor', description: 'Readings: devices that only report state, and numeric readings of other devices.', capabilities: ['sensor'], services: [] },
+  { domain: 'binary_sensor', description: 'Detections: motion, occupancy, contact, leak, smoke, tamper ("on" when detected).', capabilities: ['binary_sensor'], services: [] },
+  { domain: 'event', description: 'Buttons: their presses are hub events (device.button_pressed).', capabilities: ['button'], services: [] },
   { domain: 'scene', description: 'Scenes devices store; one entity per scene.', capabilities: ['scenes'], services: [svc('turn_on', 'Run the scene.')] },
 ];
 const DOMAIN_BY_NAME = new Map(DOMAINS.map((d) => [d.domain, d]));
@@ -114,7 +141,7 @@ export function splitEntityId(entityId: string): { domain: string; objectId: str
 
 /** A graph device as the action resolver reads it (its capabilities are already derived). */
 export function actionSource(device: GraphDevice): CapabilitySource {
-  return { category: device.category, capabilities: device.capabilities, commands: device.commands };
+  return { category: device.category, capabilities: device.capabilities, commands: device.commands, declaredClass: device.deviceClass };
 }
 
 /** State keys the capabilities control (not readings), numeric ones. */
@@ -154,26 +181,29 @@ function stateString(value: unknown): string {
 
 function domainState(domain: string, device: GraphDevice): string {
   if (!device.online) return 'unavailable';
-  const s = device.state;
-  const on = isOn(s);
-  const onOff = on === undefined ? 'unknown' : on ? 'on' : 'off';
+  const r = device.reading;
+  const onOff = r.on === undefined ? 'unknown' : r.on ? 'on' : 'off';
   switch (domain) {
     case 'media_player': {
-      if (on === false) return 'off';
-      if (s.playback === 'playing' || s.playback === 'paused') return s.playback;
-      if (s.playback === 'stopped' || s.playback === 'idle') return 'idle';
+      if (r.on === false) return 'off';
+      if (r.playback === 'playing' || r.playback === 'paused') return r.playback;
+      if (r.playback === 'stopped' || r.playback === 'idle') return 'idle';
       return onOff;
     }
     case 'climate':
-      if (typeof s.mode === 'string' && s.mode) return s.mode;
-      return onOff;
+      return r.hvacMode ?? onOff;
     case 'cover':
-      if (typeof s.state === 'string' && ['open', 'closed', 'opening', 'closing'].includes(s.state)) return s.state;
-      if (isNumber(s.position)) return s.position > 0 ? 'open' : 'closed';
-      return 'unknown';
+      return r.coverState ?? 'unknown';
+    case 'lock':
+      return r.jammed ? 'jammed' : r.locked === undefined ? 'unknown' : r.locked ? 'locked' : 'unlocked';
+    case 'binary_sensor':
+      return r.detected === undefined ? 'unknown' : r.detected ? 'on' : 'off';
+    case 'event':
+      return r.lastPress ?? 'unknown';
     case 'sensor': {
-      const key = primaryReading(s);
-      return key === undefined ? 'unknown' : stateString(s[key]);
+      if (r.value !== undefined) return stateString(r.value);
+      const key = primaryReading(device.state);
+      return key === undefined ? 'unknown' : stateString(device.state[key]);
     }
     default:
       return onOff;
@@ -206,6 +236,9 @@ export function serviceAction(domain: string, service: string, data: Record<stri
     return v;
   };
   const simple: Record<string, ActionName> = {
+    lock: 'lock',
+    unlock: 'unlock',
+    stop_cover: 'stop',
     turn_off: 'turn_off',
     toggle: 'toggle',
     volume_up: 'volume_up',
@@ -223,6 +256,13 @@ export function serviceAction(domain: string, service: string, data: Record<stri
     if (domain === 'light') {
       const brightness = num('brightness', false) ?? num('brightness_pct', false);
       if (brightness !== undefined) return brightness <= 0 ? { action: 'turn_off' } : { action: 'set_brightness', value: brightness };
+      const kelvin = num('color_temp_kelvin', false);
+      if (kelvin !== undefined) return { action: 'set_color_temp', value: kelvin };
+      const hs = data.hs_color;
+      if (hs !== undefined) {
+        if (!Array.isArray(hs) || hs.length !== 2 || !hs.every(isNumber)) throw graphErrors.INVALID_SERVICE_DATA({ field: 'hs_color', problem: 'must be [hue, saturation]' }, { details: { field: 'data.hs_color' } });
+        return { action: 'set_hs_color', hue: hs[0] as number, saturation: hs[1] as number };
+      }
     }
     return { action: 'turn_on' };
   }
@@ -240,6 +280,21 @@ export function serviceAction(domain: string, service: string, data: Record<stri
       return { action: 'set_temperature', value: num('temperature', true)! };
     case 'set_cover_position':
       return { action: 'set_position', value: num('position', true)! };
+    case 'set_cover_tilt_position':
+      return { action: 'set_tilt_position', value: num('tilt_position', true)! };
+    case 'set_percentage':
+      return { action: 'set_percentage', value: num('percentage', true)! };
+    case 'set_hvac_mode': {
+      const mode = data.hvac_mode;
+      if (typeof mode !== 'string' || !mode) throw graphErrors.INVALID_SERVICE_DATA({ field: 'hvac_mode', problem: `is required by ${domain}.${service} (a string)` }, { details: { field: 'data.hvac_mode' } });
+      return { action: 'set_hvac_mode', mode };
+    }
+    case 'oscillate':
+      if (typeof data.oscillating !== 'boolean') throw graphErrors.INVALID_SERVICE_DATA({ field: 'oscillating', problem: `is required by ${domain}.${service} (true or false)` }, { details: { field: 'data.oscillating' } });
+      return { action: 'oscillate', oscillating: data.oscillating };
+    case 'set_direction':
+      if (data.direction !== 'forward' && data.direction !== 'reverse') throw graphErrors.INVALID_SERVICE_DATA({ field: 'direction', problem: 'must be "forward" or "reverse"' }, { details: { field: 'data.direction' } });
+      return { action: 'set_direction', direction: data.direction };
   }
   throw graphErrors.SERVICE_NOT_SUPPORTED({ target: `Domain ${domain}`, service }, { details: { domain, service } });
 }
@@ -249,6 +304,11 @@ const PROBE_DATA: Record<string, Record<string, unknown>> = {
   volume_set: { volume: 50 },
   set_temperature: { temperature: 21 },
   set_cover_position: { position: 50 },
+  set_cover_tilt_position: { tilt_position: 50 },
+  set_percentage: { percentage: 50 },
+  set_hvac_mode: { hvac_mode: 'auto' },
+  oscillate: { oscillating: true },
+  set_direction: { direction: 'forward' },
 };
 
 function supportedServices(domain: string, device: GraphDevice): string[] {

@@ -3,7 +3,8 @@ import type { MacroService } from '../home/macros.js';
 import type { SpaceService } from '../home/spaces.js';
 import type { ZoneService } from '../home/zones.js';
 import type { Program } from '../programs/model.js';
-import { deriveCapabilities, entityDomainsOf } from '../devices/capabilities.js';
+import { entityDomainsOf } from '../devices/capabilities.js';
+import { modelOf } from '../devices/readings.js';
 import { assignSlugs } from '../../platform/slugs.js';
 import type { GraphDevice, GraphSpace, HomeGraph } from './model.js';
 import { byCreation, type SceneEntry } from '../scenes/catalog.js';
@@ -37,7 +38,7 @@ export function buildHomeGraph(deps: HomeGraphDeps): HomeGraph {
   for (const device of all) {
     if (device.removed) continue;
     const state = { ...deps.devices.state.get(device.id).state };
-    const capabilities = deriveCapabilities(device, state);
+    const { capabilities, deviceClass, reading } = modelOf(device, state);
     const objectId = objectIds.get(device.id)!;
     devices.push({
       id: device.id,
@@ -45,10 +46,12 @@ export function buildHomeGraph(deps: HomeGraphDeps): HomeGraph {
       category: device.category,
       spaceId: device.room !== null && spaceIds.has(device.room) ? device.room : null,
       capabilities,
+      deviceClass,
+      reading,
       commands: device.commands.map((c) => c.name),
       state,
       online: deps.devices.isOnline(device),
-      entityIds: entityDomainsOf({ category: device.category, capabilities }).map((domain) => `${domain}.${objectId}`),
+      entityIds: entityDomainsOf({ deviceClass, capabilities }).map((domain) => `${domain}.${objectId}`),
     });
   }
   const present = new Set(devices.map((d) => d.id));

@@ -2,7 +2,8 @@
  * The home graph: one coherent, read-only view of spaces → devices → capabilities → state,
  * built from the registries in one pass. Hub protocol snapshots, entities and intents read it.
  */
-import type { CapabilityName } from '../devices/capabilities.js';
+import type { CapabilityName, DeviceClass } from '../devices/capabilities.js';
+import type { DeviceReading } from '../devices/readings.js';
 import type { SceneEntry } from '../scenes/catalog.js';
 
 export interface GraphDevice {
@@ -11,6 +12,9 @@ export interface GraphDevice {
   category: string;
   spaceId: string | null;
   capabilities: CapabilityName[];
+  deviceClass: DeviceClass;
+  /** The canonical reading of its state (docs/devices.md). */
+  reading: DeviceReading;
   commands: string[];
   state: Record<string, unknown>;
   online: boolean;

@@ -3,8 +3,8 @@ import { failureOf } from '../../platform/errors.js';
 import { ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
 import type { Audience, AudienceResolver } from '../access/audience.js';
 import { ACTION_NAMES, ACTIONS, type DeviceActions } from '../devices/actions.js';
-import { CAPABILITY_MODEL, CAPABILITY_NAMES } from '../devices/capabilities.js';
-import { ActionNameSchema, ActionResultFields, CapabilityNameSchema } from '../devices/capability-schemas.js';
+import { CAPABILITY_MODEL, CAPABILITY_NAMES, DEVICE_CLASSES, DEVICE_CLASS_MODEL } from '../devices/capabilities.js';
+import { ActionNameSchema, ActionResultFields, CapabilityNameSchema, DeviceClassSchema, DeviceReadingSchema } from '../devices/capability-schemas.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { deviceErrors } from '../devices/errors.js';
 import { IdParam } from '../devices/schemas.js';
@@ -35,6 +35,8 @@ const GraphDeviceSchema = Type.Object(
     category: Type.String(),
     spaceId: NullableString('The space (room) the device is in, or null.'),
     capabilities: Type.Array(CapabilityNameSchema, { description: 'Derived from declared capabilities, commands, category and state.' }),
+    deviceClass: DeviceClassSchema,
+    reading: DeviceReadingSchema,
     commands: Type.Array(Type.String(), { description: 'Command names the device offers (IR key names for GENERIC_IR).' }),
     state: JsonObject,
     online: Type.Boolean(),
@@ -328,8 +330,20 @@ export function graphOperations(deps: GraphOperationDeps) {
           Type.Object({
             action: ActionNameSchema,
             capability: CapabilityNameSchema,
-            value: Type.Union([Type.Literal('required'), Type.Literal('optional'), Type.Literal('none')], { description: 'Whether the action takes a numeric value.' }),
+            also: Type.Optional(Type.Array(CapabilityNameSchema, { description: 'Other capabilities that can do it (a cover stops too).' })),
+            value: Type.Union([Type.Literal('required'), Type.Literal('optional'), Type.Literal('none'), Type.Literal('params')], {
+              description: 'Whether the action takes a numeric value, or named params (set_hs_color {hue, saturation}, set_hvac_mode {mode}, oscillate {oscillating}, set_direction {direction}).',
+            }),
+            param: Type.Optional(Type.String({ description: "The standard command's parameter that carries the value." })),
             description: Type.String(),
+          }),
+        ),
+        classes: Type.Array(
+          Type.Object({
+            deviceClass: DeviceClassSchema,
+            description: Type.String(),
+            capabilities: Type.Array(CapabilityNameSchema, { description: 'Capabilities whose standard commands a device of the class accepts.' }),
+            entityDomain: Type.String(),
           }),
         ),
       }),
@@ -337,6 +351,10 @@ export function graphOperations(deps: GraphOperationDeps) {
         return {
           capabilities: CAPABILITY_NAMES.map((name) => ({ name, ...CAPABILITY_MODEL[name] })),
           actions: ACTION_NAMES.map((action) => ({ action, ...ACTIONS[action] })),
+          classes: DEVICE_CLASSES.map((deviceClass) => {
+            const { description, capabilities, entityDomain } = DEVICE_CLASS_MODEL[deviceClass];
+            return { deviceClass, description, capabilities: [...capabilities], entityDomain };
+          }),
         };
       },
     }),

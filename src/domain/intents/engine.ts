@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { AbstractAction } from '../devices/actions.js';
-import type { CapabilityName } from '../devices/capabilities.js';
+import { entityDomainsOf, type CapabilityName } from '../devices/capabilities.js';
 import type { GraphDevice, HomeGraph } from '../graph/model.js';
 import { intentErrors } from './errors.js';
 import { EntityIndex, matchSentence, SOURCE_KIND, type EntityEntry, type RawMatch, type TargetKind } from './matcher.js';
@@ -117,14 +117,10 @@ const EPSILON = 1e-9;
 // ---------------------------------------------------------------------------------------------
 // Device semantics (language independent)
 
-/** Devices of a `domain` slot value. */
-const DOMAINS: Record<string, (d: GraphDevice) => boolean> = {
-  light: (d) => d.capabilities.includes('brightness') || d.category.toLowerCase().includes('light'),
-  cover: (d) => d.capabilities.includes('cover'),
-  climate: (d) => d.capabilities.includes('temperature'),
-  media_player: (d) => d.capabilities.includes('volume') || d.capabilities.includes('media'),
-  switch: (d) => d.capabilities.includes('power'),
-};
+/** Devices of a `domain` slot value: those that show up in that entity domain (by their class). */
+const DOMAINS: Record<string, (d: GraphDevice) => boolean> = Object.fromEntries(
+  ['light', 'switch', 'fan', 'lock', 'cover', 'climate', 'media_player', 'sensor', 'binary_sensor'].map((domain) => [domain, (d: GraphDevice) => entityDomainsOf(d).includes(domain)]),
+);
 
 /** Noun (in `words.nouns`) for counting devices of a domain. */
 const DOMAIN_NOUNS: Record<string, string> = { light: 'light', cover: 'cover', climate: 'thermostat', media_player: 'speaker' };
@@ -152,37 +148,21 @@ const STATE_DIMENSION: Record<string, Dimension> = {
   unlocked: 'lock',
 };
 
-function readDimension(dimension: Dimension, state: Record<string, unknown>): string | undefined {
-  const word = (v: unknown): string | undefined => (typeof v === 'string' ? v.toLowerCase() : undefined);
+/** A device's state in one dimension, read from its canonical reading. */
+function readDimension(dimension: Dimension, device: GraphDevice): string | undefined {
+  const r = device.reading;
   switch (dimension) {
-    case 'power': {
-      for (const key of ['on', 'is_on']) if (typeof state[key] === 'boolean') return state[key] ? 'on' : 'off';
-      const power = state.power;
-      if (typeof power === 'boolean') return power ? 'on' : 'off';
-      const p = word(power) ?? word(state.state);
-      if (p === 'on') return 'on';
-      if (p === 'off' || p === 'standby') return 'off';
+    case 'power':
+      return r.on === undefined ? undefined : r.on ? 'on' : 'off';
+    case 'open':
+      if (r.coverState) return r.coverState === 'opening' ? 'open' : r.coverState === 'closing' ? 'closed' : r.coverState;
+      // A contact sensor: detected means open.
+      if (device.deviceClass === 'binary_sensor' && r.detected !== undefined && ('contact' in device.state || 'open' in device.state)) return r.detected ? 'open' : 'closed';
       return undefined;
-    }
-    case 'open': {
-      for (const key of ['open', 'is_open']) if (typeof state[key] === 'boolean') return state[key] ? 'open' : 'closed';
-      for (const key of ['contact', 'door', 'state']) {
-        const v = word(state[key]);
-        if (v === 'open' || v === 'opened') return 'open';
-        if (v === 'closed' || v === 'close') return 'closed';
-      }
-      if (typeof state.position === 'number') return state.position > 0 ? 'open' : 'closed';
-      return undefined;
-    }
-    case 'playback': {
-      const v = word(state.playback);
-      return v === 'playing' || v === 'paused' || v === 'stopped' ? v : undefined;
-    }
-    case 'lock': {
-      if (typeof state.locked === 'boolean') return state.locked ? 'locked' : 'unlocked';
-      const v = word(state.lock);
-      return v === 'locked' || v === 'unlocked' ? v : undefined;
-    }
+    case 'playback':
+      return r.playback === 'playing' || r.playback === 'paused' || r.playback === 'stopped' ? r.playback : undefined;
+    case 'lock':
+      return r.locked === undefined ? undefined : r.locked ? 'locked' : 'unlocked';
   }
 }
 
@@ -556,7 +536,7 @@ export class IntentEngine {
       if (!device) return answer(say.error('not_found_device', { text: target.name }), { target, ok: false, error: intentErrors.NOT_FOUND.info({ name: target.name }) });
       if (asked) {
         const dimension = STATE_DIMENSION[asked];
-        const actual = dimension ? readDimension(dimension, device.state) : undefined;
+        const actual = dimension ? readDimension(dimension, device) : undefined;
         if (actual === undefined) return answer(say.response('HassGetState', 'unknown', { name: device.name, state: say.state(asked) }), { target, ok: true, detail: { state: null } });
         const key = actual === asked ? 'yes' : 'no';
         return answer(say.response('HassGetState', key, { name: device.name, state: say.state(asked), actual: say.state(actual) }), {
@@ -575,7 +555,7 @@ export class IntentEngine {
         });
       }
       const dimensions: Dimension[] = ['power', 'open', 'playback', 'lock'];
-      const state = dimensions.map((d) => readDimension(d, device.state)).find((v) => v !== undefined);
+      const state = dimensions.map((d) => readDimension(d, device)).find((v) => v !== undefined);
       if (state === undefined) return answer(say.response('HassGetState', 'unknown_state', { name: device.name }), { target, ok: true, detail: { state: null } });
       return answer(say.response('HassGetState', 'state', { name: device.name, state: say.state(state) }), { target, ok: true, detail: { state } });
     }

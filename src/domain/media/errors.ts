@@ -8,7 +8,6 @@ import { defineErrors } from '../../platform/errors.js';
 export const mediaErrors = defineErrors({
   MEDIA_PLAYER_NOT_FOUND: ['not_found', 'No media player {id}.'],
   ENDPOINT_NOT_FOUND: ['not_found', 'No media endpoint {id}.'],
-  INVALID_COMMAND_PARAMS: ['invalid', 'params of {command}: {problem}'],
   DISCOVERY_FAILED: ['unavailable', 'Endpoint discovery could not run: {reason}'],
   ENDPOINT_PROBE_FAILED: ['upstream_failed', 'No {kind} endpoint answered at {host}:{port}: {reason}'],
   ENDPOINT_KIND_NOT_PROBED: ['invalid', 'A {kind} endpoint cannot be added by address; it is found by discovery or registered.'],

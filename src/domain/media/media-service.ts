@@ -180,7 +180,7 @@ export class MediaService {
   async command(id: string, command: NormalizedCommand, params: Record<string, unknown>, audience: Audience): Promise<{ playerId: string; command: NormalizedCommand; deviceCommand: string | null; result?: unknown }> {
     const player = this.player(id, audience);
     const problem = paramsProblem(command, params);
-    if (problem) throw mediaErrors.INVALID_COMMAND_PARAMS({ command, problem }, { details: { command, params } });
+    if (problem) throw deviceErrors.INVALID_COMMAND_PARAMS({ command, problem }, { details: { command, params } });
     const notSupported = () =>
       deviceErrors.COMMAND_NOT_SUPPORTED(
         { device: player.name, what: `player command ${command}` },

@@ -2,7 +2,7 @@ import type { Audience } from '../access/audience.js';
 import type { MediaService } from '../media/media-service.js';
 import type { MediaPlayer, NormalizedCommand } from '../media/model.js';
 import { paramsProblem } from '../media/player-commands.js';
-import { mediaErrors } from '../media/errors.js';
+import { deviceErrors } from '../devices/errors.js';
 import { musicErrors } from './errors.js';
 import { controlPlayer, playerFailure, queueOf, type MediaControllerService } from './media-controller.js';
 import type { ControlAction, LocalPlayerState, MusicItem, SearchType, Song } from './model.js';
@@ -160,7 +160,7 @@ export class MusicService {
       return { targetId: input.targetId, command: input.command, ...(out.result === undefined ? {} : { result: out.result }) };
     }
     const problem = paramsProblem(input.command, params);
-    if (problem) throw mediaErrors.INVALID_COMMAND_PARAMS({ command: input.command, problem }, { details: { command: input.command, params } });
+    if (problem) throw deviceErrors.INVALID_COMMAND_PARAMS({ command: input.command, problem }, { details: { command: input.command, params } });
     const map = LOCAL_COMMANDS[input.command];
     if (!map) {
       throw musicErrors.TARGET_CANNOT_PLAY({ target: target.name, what: `the command ${input.command}` }, { details: { targetId: target.id, command: input.command, supported: LOCAL_CAPABILITIES } });

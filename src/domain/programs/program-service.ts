@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Clock, Timers } from '../../platform/clock.js';
 import type { DomainError } from '../../platform/errors.js';
 import type { DeviceService } from '../devices/device-service.js';
-import { deviceErrors } from '../devices/errors.js';
 import type { DomainEventBus } from '../events.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
-import { errorInfo, offeredCommand, tryCommand } from '../devices/command-results.js';
+import { errorInfo, tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import { homeErrors } from '../home/errors.js';
 import type { MacroService } from '../home/macros.js';
@@ -33,7 +32,6 @@ export interface ProgramUser {
 
 const RUN_HISTORY_PER_PROGRAM = 50;
 const MAX_QUEUED_RUNS = 5;
-const LIGHTING_CATEGORIES = new Set(['light', 'lighting', 'lamp', 'dimmer']);
 
 interface Active {
   run: ProgramRun;
@@ -230,17 +228,11 @@ export class ProgramService {
     const program = this.programs.get(id);
     const isLighting = (deviceId: string) => {
       const device = this.devices.registry.find(deviceId);
-      return !!device && !device.removed && (LIGHTING_CATEGORIES.has(device.category) || device.capabilities.includes('lighting') || device.capabilities.includes('light'));
+      return !!device && !device.removed && this.devices.model(device).deviceClass === 'light';
     };
     const targets = lightingDevices([...program.steps, ...(program.offSteps ?? [])], isLighting);
-    const results = await Promise.all(
-      targets.map((deviceId) => {
-        const command = offeredCommand(this.devices, deviceId, ['turn_off', 'power_off', 'off']);
-        return command
-          ? tryCommand(this.devices, deviceId, command)
-          : Promise.resolve<DeviceActionResult>({ deviceId, ok: false, error: deviceErrors.COMMAND_NOT_SUPPORTED.info({ device: deviceId, what: 'off command' }) });
-      }),
-    );
+    // The light class's standard turn_off: each light's own off command (or its toggle) is found for it.
+    const results = await Promise.all(targets.map((deviceId) => tryCommand(this.devices, deviceId, 'turn_off')));
     this.events.emit('program.lighting_off', { programId: id, results, at: this.clock.now() });
     return { programId: id, results };
   }

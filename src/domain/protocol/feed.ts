@@ -8,6 +8,7 @@ export const HUB_EVENT_TYPES: Record<string, string> = {
   'device.removed': 'A driver removed a device.',
   'device.online_changed': 'A device went online or offline.',
   'device.command_executed': 'A driver answered a command (ok, duration).',
+  'device.button_pressed': 'A button was pressed: {deviceId, press} (single, double or long).',
   'driver.connected': 'A driver instance registered.',
   'driver.disconnected': 'A driver instance went away.',
   'program.created': 'A program was created.',
