@@ -137,7 +137,6 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   // Who sees what: built here, before the device, home and graph operations that filter by it; the
   // access module (below, once the spaces and devices that grants name exist) loads and manages it.
   const accessGrants = new AccessGrants(documents('user_access'), clock);
-  const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS });
   const ir = irModule(new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: component('ir'), timers }));
   const state = stateModule({
     repository: new KyselyStateRepository(db),
@@ -160,6 +159,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     driverLog: component('drivers'),
   });
   cluster?.bind({ state: state.authority, registry: devices.registry, drivers: devices.drivers, auth: auth.auth });
+  // Built after the devices, whose view its events carry; it still starts first (it needs no module).
+  const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS, presentDevice: (device) => devices.devices.view(device) });
   const scenes = scenesModule({ devices: devices.devices, events, clock, log: component('scenes') });
   const drivers = driversModule({
     driversDir: config.driversDir,

@@ -13,7 +13,7 @@ afterEach(async () => {
   await server?.close();
 });
 
-type Device = { id: string; name: string; driverKey: string; driverDeviceId: string; online: boolean; capabilities: string[] };
+type Device = { id: string; name: string; driverKey: string; driverDeviceId: string; online: boolean; capabilities: string[]; deviceClass: string; attributes: Record<string, unknown>; reading: Record<string, unknown> };
 
 async function online(s: TestServer, token: string, driverKey: string, driverDeviceId: string): Promise<Device> {
   return eventually(
@@ -39,6 +39,7 @@ describe('example drivers, end to end through REST', () => {
       server.request('POST', `/v1/os/devices/${id}/command`, { token, body: { command: cmd, params } });
 
     const dimmer = await online(server, token, 'example.dimmer', 'dimmer-1');
+    expect(dimmer).toMatchObject({ deviceClass: 'light', attributes: { colorModes: ['brightness'] } });
     expect((await command(dimmer.id, 'turn_on')).status).toBe(200);
     expect((await command(dimmer.id, 'set_brightness', { brightness: 35 })).status).toBe(200);
     await eventually(async () => (await stateOf(server, token, dimmer.id)).brightness === 35, 10_000, 'dimmer brightness');
@@ -48,12 +49,19 @@ describe('example drivers, end to end through REST', () => {
     expect(((await tooBright.json()) as { error: { code: string } }).error.code).toBe('INVALID_COMMAND_PARAMS');
 
     const thermostat = await online(server, token, 'example.thermostat', 'thermostat-1');
+    expect(thermostat).toMatchObject({ deviceClass: 'climate', attributes: { minTemperature: 5, maxTemperature: 35, hvacModes: ['heat', 'cool', 'off'], temperatureUnit: '°C' } });
+    expect(thermostat.reading).toHaveProperty('targetTemperature');
     expect((await command(thermostat.id, 'set_target_temperature', { temperature: 19.5 })).status).toBe(200);
     await eventually(async () => (await stateOf(server, token, thermostat.id)).target_temperature === 19.5, 10_000, 'thermostat target');
     expect((await command(thermostat.id, 'set_mode', { mode: 'cool' })).status).toBe(200);
+    // The class's standard command, checked against the modes the driver declared.
+    expect((await command(thermostat.id, 'set_hvac_mode', { mode: 'auto' })).status).toBe(400);
+    expect((await command(thermostat.id, 'set_hvac_mode', { mode: 'heat' })).status).toBe(200);
+    await eventually(async () => (await stateOf(server, token, thermostat.id)).mode === 'heat', 10_000, 'thermostat mode');
 
     const media = await online(server, token, 'example.media', 'media-1');
     expect(media.capabilities).toEqual(expect.arrayContaining(['apps', 'equalizer', 'scenes']));
+    expect(media.deviceClass).toBe('media_player');
     const apps = (await (await server.request('GET', `/v1/os/devices/${media.id}/apps`, { token })).json()) as { apps: Array<{ id: string }> };
     expect(apps.apps.map((a) => a.id)).toEqual(expect.arrayContaining(['movies', 'music']));
     const icon = await server.request('GET', `/v1/os/devices/${media.id}/apps/movies/icon`, { token });
@@ -80,6 +88,8 @@ describe('example drivers, end to end through REST', () => {
       return list.devices.filter((d) => d.driverKey.includes('blinds') && d.online).length >= 2 ? list : undefined;
     }, 15_000, 'two blinds');
     const blind = devices.find((d) => d.driverKey.includes('blinds'))!;
+    expect(blind).toMatchObject({ deviceClass: 'cover', attributes: { tilt: false } });
+    expect(blind.reading).toHaveProperty('position');
     const res = await server.request('POST', `/v1/os/devices/${blind.id}/command`, { token, body: { command: 'set_position', params: { position: 25 } } });
     expect(res.status).toBe(200);
     await eventually(async () => (await stateOf(server, token, blind.id)).position === 25, 10_000, 'blind position');

@@ -19,12 +19,49 @@ export interface LoggerObject {
 /** A command a device offers: a name, or an object with a name (and an optional label and params description). */
 export type DeviceCommand = string | { name: string; label?: string; params?: JsonObject };
 
+/** What the device is (docs/devices.md); undeclared, the hub derives it from commands, category and state. */
+export type DeviceClass =
+  | 'light'
+  | 'switch'
+  | 'outlet'
+  | 'cover'
+  | 'climate'
+  | 'fan'
+  | 'lock'
+  | 'sensor'
+  | 'binary_sensor'
+  | 'button'
+  | 'media_player'
+  | 'remote'
+  | 'generic';
+
+/** Ranges, units and supported modes of the class (docs/devices.md); fields that do not fit are ignored. */
+export interface DeviceAttributes {
+  colorModes?: Array<'onoff' | 'brightness' | 'color_temp' | 'hs'>;
+  minKelvin?: number;
+  maxKelvin?: number;
+  tilt?: boolean;
+  minTemperature?: number;
+  maxTemperature?: number;
+  temperatureStep?: number;
+  temperatureUnit?: '°C' | '°F';
+  hvacModes?: string[];
+  oscillate?: boolean;
+  direction?: boolean;
+  sensorClass?: 'temperature' | 'humidity' | 'illuminance' | 'power' | 'energy' | 'battery' | 'co2' | 'pm25' | 'pressure' | 'motion' | 'occupancy' | 'contact' | 'leak' | 'smoke' | 'tamper';
+  unit?: string;
+  presses?: Array<'single' | 'double' | 'long'>;
+}
+
 /** What DEVICE_DISCOVERED carries. */
 export interface Device {
   /** The driver's own, stable id of the device (1–200 characters). */
   id: string;
   /** 1–200 characters. */
   name: string;
+  /** Declared, it always wins over the derived class. */
+  deviceClass?: DeviceClass;
+  attributes?: DeviceAttributes;
   category?: string;
   commands?: DeviceCommand[];
   properties?: JsonObject;
@@ -112,6 +149,8 @@ export interface Driver {
   reportState(deviceId: string, state: JsonObject): void;
   /** METRIC_UPDATE. */
   reportMetrics(deviceId: string, metrics: JsonObject): void;
+  /** BUTTON_PRESSED for a `button` device (dropped while the hub is away). */
+  pressButton(deviceId: string, press: 'single' | 'double' | 'long'): void;
   /** Handles ACTION and COMMAND_EXECUTE; one handler, a new call replaces it. */
   onAction(handler: ActionHandler): Driver;
   /** Handles DRIVER_MESSAGE (free-form messages from the hub). */

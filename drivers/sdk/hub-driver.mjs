@@ -637,6 +637,18 @@ export function createDriver(options = {}) {
       }
     },
 
+    /**
+     * A button of a `button` device was pressed (BUTTON_PRESSED): the hub publishes
+     * `device.button_pressed`. Not queued while the hub is away: a late press means nothing.
+     * @param {string} deviceId
+     * @param {'single' | 'double' | 'long'} press
+     */
+    pressButton(deviceId, press) {
+      checkId('deviceId', deviceId);
+      if (!['single', 'double', 'long'].includes(press)) throw new TypeError('pressButton(deviceId, press): press must be "single", "double" or "long"');
+      if (isStdio || (registered && socket?.readyState === WS_OPEN)) write({ type: 'BUTTON_PRESSED', deviceId, press });
+    },
+
     /** Telemetry (METRIC_UPDATE), e.g. `{ power_w: 7.5 }`. */
     reportMetrics(deviceId, metrics) {
       checkId('deviceId', deviceId);

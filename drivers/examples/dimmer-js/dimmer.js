@@ -91,6 +91,8 @@ await driver.start();
 driver.discover({
   id: DEVICE_ID,
   name,
+  deviceClass: 'light',
+  attributes: { colorModes: ['brightness'] },
   category: 'light',
   commands: [
     { name: 'turn_on', label: 'Turn on' },

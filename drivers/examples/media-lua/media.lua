@@ -284,6 +284,7 @@ hub.send({
   device = {
     id = DEVICE_ID,
     name = NAME,
+    deviceClass = "media_player",
     category = "media_player",
     capabilities = { "apps", "equalizer", "scenes" },
     commands = {

@@ -164,6 +164,9 @@ def main():
         "device": {
             "id": DEVICE_ID,
             "name": NAME,
+            "deviceClass": "climate",
+            "attributes": {"minTemperature": MIN_TARGET, "maxTemperature": MAX_TARGET, "temperatureUnit": "°C",
+                           "hvacModes": list(MODES)},
             "category": "thermostat",
             "commands": [
                 {"name": "set_target_temperature", "label": "Set target temperature",

@@ -99,6 +99,8 @@ for (const [id, blind] of blinds) {
   driver.discover({
     id,
     name: blind.name,
+    deviceClass: 'cover',
+    attributes: { tilt: false },
     category: 'blinds',
     commands: [
       { name: 'open', label: 'Open' },

@@ -298,7 +298,7 @@ export const COMMAND_SYNONYMS = {
   play: ['play', 'media_play'],
   pause: ['pause', 'media_pause'],
   play_pause: ['play_pause', 'toggle_play', 'media_play_pause', 'playpause'],
-  stop: ['stop', 'media_stop'],
+  stop: ['stop', 'media_stop', 'stop_cover', 'cover_stop'],
   next: ['next', 'next_track', 'media_next', 'media_next_track', 'skip_next'],
   previous: ['previous', 'prev', 'previous_track', 'media_previous', 'media_previous_track', 'skip_previous'],
   seek: ['seek', 'media_seek', 'seek_to', 'set_playback_position'],

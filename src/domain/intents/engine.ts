@@ -123,7 +123,7 @@ const DOMAINS: Record<string, (d: GraphDevice) => boolean> = Object.fromEntries(
 );
 
 /** Noun (in `words.nouns`) for counting devices of a domain. */
-const DOMAIN_NOUNS: Record<string, string> = { light: 'light', cover: 'cover', climate: 'thermostat', media_player: 'speaker' };
+const DOMAIN_NOUNS: Record<string, string> = { light: 'light', cover: 'cover', climate: 'thermostat', media_player: 'speaker', lock: 'lock', fan: 'fan' };
 
 /** State keys read for an attribute, first present wins. */
 const ATTRIBUTE_KEYS: Record<string, string[]> = {
@@ -318,6 +318,20 @@ export class IntentEngine {
         return this.devices(parse, graph, say, { action: () => ({ action: 'open' }), capability: 'cover', defaultDomain: 'cover' });
       case 'HassCoverClose':
         return this.devices(parse, graph, say, { action: () => ({ action: 'close' }), capability: 'cover', defaultDomain: 'cover' });
+      case 'HassCoverSetPosition': {
+        const value = num('position');
+        if (value === undefined) break;
+        return this.devices(parse, graph, say, { action: () => ({ action: 'set_position', value }), capability: 'position', defaultDomain: 'cover', vars: { position: value } });
+      }
+      case 'HassLockLock':
+        return this.devices(parse, graph, say, { action: () => ({ action: 'lock' }), capability: 'lock', defaultDomain: 'lock' });
+      case 'HassLockUnlock':
+        return this.devices(parse, graph, say, { action: () => ({ action: 'unlock' }), capability: 'lock', defaultDomain: 'lock' });
+      case 'HassFanSetSpeed': {
+        const value = num('percentage');
+        if (value === undefined) break;
+        return this.devices(parse, graph, say, { action: () => ({ action: 'set_percentage', value }), capability: 'fan_speed', defaultDomain: 'fan', vars: { percentage: value } });
+      }
       case 'HassRunProgram':
       case 'HassRunScene':
       case 'HassRunMacro':

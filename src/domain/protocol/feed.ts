@@ -1,4 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
+import type { LogicalDevice } from '../devices/model.js';
 import type { DomainEventBus, DomainEvents } from '../events.js';
 
 /** Domain events that reach hub-protocol clients (`hub:event`) and SSE streams (`event`). */
@@ -76,6 +77,8 @@ export class ChangeFeed {
   constructor(
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
+    /** A device as every surface shows it (with its class, attributes and reading), for the events that carry one. */
+    private readonly presentDevice: (device: LogicalDevice) => unknown = (device) => device,
     private readonly capacity = 2000,
   ) {}
 
@@ -83,7 +86,8 @@ export class ChangeFeed {
     this.events.on(this.owner, 'device.state_changed', (e) => this.push({ kind: 'state', data: { deviceId: e.deviceId, state: e.state } }));
     for (const type of Object.keys(HUB_EVENT_TYPES)) {
       this.events.on(this.owner, type as keyof DomainEvents, (payload) => {
-        const { at, ...data } = (payload ?? {}) as { at?: number };
+        const { at, ...data } = (payload ?? {}) as { at?: number; device?: LogicalDevice };
+        if (data.device && (type === 'device.discovered' || type === 'device.updated')) data.device = this.presentDevice(data.device) as LogicalDevice;
         this.push({ kind: 'event', data: { type, at: at ?? this.clock.now(), data } });
       });
     }

@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { defineModule } from '../../platform/module.js';
 import type { OperationRegistry } from '../../platform/operations.js';
+import type { LogicalDevice } from '../devices/model.js';
 import type { DomainEventBus } from '../events.js';
 import { protocolOperations, type CommandTable } from './commands.js';
 import { ChangeFeed } from './feed.js';
@@ -12,14 +13,16 @@ export interface ProtocolModuleDeps {
   operations: OperationRegistry;
   /** Hub protocol command → operation; given by the hub, which knows every module's names. */
   commands: CommandTable;
+  /** A device record as the surfaces show it (the devices module's view), for the events that carry one. */
+  presentDevice: (device: LogicalDevice) => unknown;
 }
 
 /**
  * The hub protocol: its self-description and the numbered change feed every stream reads. It
  * needs no other module, and starts early so that the feed numbers everything the others emit.
  */
-export function protocolModule({ events, clock, operations, commands }: ProtocolModuleDeps) {
-  const feed = new ChangeFeed(events, clock);
+export function protocolModule({ events, clock, operations, commands, presentDevice }: ProtocolModuleDeps) {
+  const feed = new ChangeFeed(events, clock, presentDevice);
   return defineModule({
     name: 'protocol',
     needs: [],
