@@ -34,7 +34,6 @@ export interface StateAuthorityLogger {
  */
 export class StateAuthority {
   private readonly entries = new Map<string, Entry>();
-  private connectivityChanges = 0;
   private changes = 0;
   private readonly dirty = new Set<string>();
   /** Armed while something is dirty, so an idle hub has no timer running. */
@@ -83,12 +82,6 @@ export class StateAuthority {
     return this.changes;
   }
 
-  /** The live state map itself, for snapshots; callers must not mutate it. */
-  /** Counts online/offline changes of any device. */
-  get connectivityRevision(): number {
-    return this.connectivityChanges;
-  }
-
   peek(deviceId: string): Readonly<Entry> | undefined {
     return this.entries.get(deviceId);
   }
@@ -109,7 +102,6 @@ export class StateAuthority {
     entry.updatedAt = now;
     const becameOnline = !entry.online;
     entry.online = true;
-    if (becameOnline) this.connectivityChanges++;
     this.markDirty(deviceId);
     this.telemetry.record(deviceId, { at: now, kind: 'state', data: partial });
     this.events.emit('device.state_changed', { deviceId, state: entry.state, changed: partial, at: now });
@@ -168,7 +160,6 @@ export class StateAuthority {
     entry.online = online;
     entry.view = undefined;
     this.changes++;
-    this.connectivityChanges++;
     this.events.emit('device.online_changed', { deviceId, online, at }, origin);
   }
 
