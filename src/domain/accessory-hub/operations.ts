@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import { defineOperation, OS_ADMIN, type Access } from '../../platform/operations.js';
+import { deviceErrors } from '../devices/errors.js';
 import { accessoryHubErrors } from './errors.js';
 import type { HomebridgeSupervisor } from './homebridge.js';
 import type { AccessoryImports } from './imports.js';
-import type { PluginBridge } from './plugin-bridge.js';
+import { BRIDGED_SERVICES, type PluginBridge } from './plugin-bridge.js';
 import type { PluginManager } from './plugins.js';
 
 const Status = Type.Object({
@@ -316,7 +317,19 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
 /** The plugin bridge's credential: a token of scope `plugin-bridge`, accepted on /accessory-hub/plugin/* only. */
 export const PLUGIN_BRIDGE: Access = { scopes: ['plugin-bridge'] };
 
-const BridgedDeviceSchema = Type.Object({ id: Type.String(), name: Type.String(), kind: Type.Literal('switch'), on: Type.Boolean(), online: Type.Boolean() });
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+const BridgedDeviceSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  service: Type.Enum([...BRIDGED_SERVICES], { description: 'The HAP service the device is in Apple Home (docs/devices.md, "HAP service").' }),
+  deviceClass: Type.String({ description: 'The device class (docs/devices.md).' }),
+  attributes: Type.Object({}, { additionalProperties: true, description: "The class's ranges, units and modes." }),
+  capabilities: Type.Array(Type.String(), { description: 'The derived capabilities (which decide optional characteristics, e.g. a fan\'s speed).' }),
+  reading: Type.Object({}, { additionalProperties: true, description: 'The canonical reading the characteristics are rendered from.' }),
+  on: Type.Boolean({ description: "The reading's on/off (false when unknown)." }),
+  online: Type.Boolean(),
+});
 
 export function pluginBridgeOperations(bridge: PluginBridge | undefined) {
   const manager = () => {
@@ -326,7 +339,7 @@ export function pluginBridgeOperations(bridge: PluginBridge | undefined) {
   return {
     bootstrap: defineOperation({
       name: 'accessory_hub.plugin.bootstrap',
-      summary: 'For the plugin bridge: the hub devices to expose as HomeKit accessories (those that turn on and off).',
+      summary: 'For the plugin bridge: the hub devices to expose as HomeKit accessories (those whose class HomeKit has a service for), with the service, class, attributes and reading.',
       access: PLUGIN_BRIDGE,
       input: Type.Object({}),
       output: Type.Object({ devices: Type.Array(BridgedDeviceSchema) }),
@@ -336,12 +349,22 @@ export function pluginBridgeOperations(bridge: PluginBridge | undefined) {
     }),
     command: defineOperation({
       name: 'accessory_hub.plugin.command',
-      summary: 'For the plugin bridge: a HomeKit write to a hub device (`on` true or false: turn_on or turn_off, answered by its driver).',
+      summary:
+        "For the plugin bridge: a HomeKit write to a hub device, as one of its class's standard commands (`{command, params}`: set_brightness {brightness}, lock, set_position {position}…; or `{on}`: turn_on or turn_off), checked and translated like any device command and answered by its driver.",
+      description:
+        'Only the commands its HAP service writes pass (422 COMMAND_NOT_IN_CLASS otherwise); a value outside its attributes is 400 INVALID_COMMAND_PARAMS. 404 ACCESSORY_NOT_FOUND when the device is not bridged.',
       access: PLUGIN_BRIDGE,
-      input: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }), on: Type.Boolean() }),
+      input: Type.Object({
+        id: Type.String({ minLength: 1, maxLength: 200 }),
+        command: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        params: Type.Optional(JsonObject),
+        on: Type.Optional(Type.Boolean()),
+      }),
       output: Type.Object({ ok: Type.Literal(true), result: Type.Optional(Type.Unknown()) }),
-      async handler({ id, on }) {
-        const result = await manager().command(id, on);
+      async handler({ id, command, params, on }) {
+        const name = command ?? (on === undefined ? undefined : on ? 'turn_on' : 'turn_off');
+        if (!name) throw deviceErrors.INVALID_COMMAND_PARAMS({ command: 'the write', problem: 'send {command, params?} or {on}' }, { details: { deviceId: id, field: 'command' } });
+        const result = await manager().command(id, name, params ?? {});
         return { ok: true as const, ...(result === undefined ? {} : { result }) };
       },
     }),
@@ -379,7 +402,7 @@ export function pluginBridgeOperations(bridge: PluginBridge | undefined) {
     }),
     stream: defineOperation({
       name: 'accessory_hub.plugin.stream',
-      summary: 'Opens the plugin bridge state stream (the SSE route calls this first): the devices it follows.',
+      summary: 'Opens the plugin bridge state stream (the SSE route calls this first): the devices it exposes to begin with.',
       access: PLUGIN_BRIDGE,
       input: Type.Object({}),
       output: Type.Object({ devices: Type.Array(BridgedDeviceSchema) }),

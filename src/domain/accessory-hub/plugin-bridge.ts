@@ -6,7 +6,11 @@ import type { DocumentCollection } from '../../platform/document-collection.js';
 import type { Principal } from '../../platform/operations.js';
 import type { AuthService } from '../auth/auth-service.js';
 import type { UserView } from '../auth/model.js';
+import type { CapabilityName, DeviceAttributes, DeviceClass } from '../devices/capabilities.js';
 import type { DeviceService } from '../devices/device-service.js';
+import type { LogicalDevice } from '../devices/model.js';
+import { deviceErrors } from '../devices/errors.js';
+import type { DeviceReading } from '../devices/readings.js';
 import { accessoryHubErrors } from './errors.js';
 import { BRIDGE_PLUGIN, type HomebridgeSupervisor } from './homebridge.js';
 
@@ -30,13 +34,143 @@ export interface ExternalAccessory {
   services?: string[];
 }
 
-/** What the plugin exposes of a hub device in Apple Home. */
+/**
+ * The HAP service a hub device is in Apple Home, by its class (docs/devices.md): a sensor by what
+ * it measures, a binary sensor by what it detects; a media player, remote or generic device that
+ * switches is a Switch. Anything else is left out.
+ */
+export const BRIDGED_SERVICES = [
+  'Lightbulb',
+  'Switch',
+  'Outlet',
+  'WindowCovering',
+  'Thermostat',
+  'Fanv2',
+  'LockMechanism',
+  'TemperatureSensor',
+  'HumiditySensor',
+  'LightSensor',
+  'CarbonDioxideSensor',
+  'Battery',
+  'MotionSensor',
+  'OccupancySensor',
+  'ContactSensor',
+  'LeakSensor',
+  'SmokeSensor',
+  'StatelessProgrammableSwitch',
+] as const;
+export type BridgedService = (typeof BRIDGED_SERVICES)[number];
+
+const SENSOR_SERVICES: Partial<Record<string, BridgedService>> = {
+  temperature: 'TemperatureSensor',
+  humidity: 'HumiditySensor',
+  illuminance: 'LightSensor',
+  co2: 'CarbonDioxideSensor',
+  battery: 'Battery',
+};
+const BINARY_SENSOR_SERVICES: Partial<Record<string, BridgedService>> = {
+  motion: 'MotionSensor',
+  occupancy: 'OccupancySensor',
+  contact: 'ContactSensor',
+  leak: 'LeakSensor',
+  smoke: 'SmokeSensor',
+};
+
+/** The class's standard commands a HomeKit write to each service may become (nothing else passes the plugin's route). */
+export const BRIDGED_COMMANDS: Record<BridgedService, readonly string[]> = {
+  Lightbulb: ['turn_on', 'turn_off', 'set_brightness', 'set_color_temp', 'set_hs_color'],
+  Switch: ['turn_on', 'turn_off'],
+  Outlet: ['turn_on', 'turn_off'],
+  WindowCovering: ['set_position', 'set_tilt_position', 'open', 'close', 'stop'],
+  Thermostat: ['set_target_temperature', 'set_hvac_mode', 'turn_on', 'turn_off'],
+  Fanv2: ['turn_on', 'turn_off', 'set_percentage', 'oscillate', 'set_direction'],
+  LockMechanism: ['lock', 'unlock'],
+  TemperatureSensor: [],
+  HumiditySensor: [],
+  LightSensor: [],
+  CarbonDioxideSensor: [],
+  Battery: [],
+  MotionSensor: [],
+  OccupancySensor: [],
+  ContactSensor: [],
+  LeakSensor: [],
+  SmokeSensor: [],
+  StatelessProgrammableSwitch: [],
+};
+
+/** The HAP service of a device of this class, attributes and capabilities; undefined when HomeKit has none for it. */
+export function bridgedServiceOf(deviceClass: DeviceClass, attributes: DeviceAttributes, capabilities: readonly CapabilityName[]): BridgedService | undefined {
+  switch (deviceClass) {
+    case 'light':
+      return 'Lightbulb';
+    case 'switch':
+      return 'Switch';
+    case 'outlet':
+      return 'Outlet';
+    case 'cover':
+      return 'WindowCovering';
+    case 'climate':
+      return 'Thermostat';
+    case 'fan':
+      return 'Fanv2';
+    case 'lock':
+      return 'LockMechanism';
+    case 'sensor':
+      return attributes.sensorClass ? SENSOR_SERVICES[attributes.sensorClass] : undefined;
+    case 'binary_sensor':
+      return attributes.sensorClass ? BINARY_SENSOR_SERVICES[attributes.sensorClass] : undefined;
+    case 'button':
+      return 'StatelessProgrammableSwitch';
+    case 'media_player':
+    case 'remote':
+    case 'generic':
+      return capabilities.includes('power') ? 'Switch' : undefined;
+  }
+}
+
+/**
+ * What the plugin exposes of a hub device in Apple Home: the HAP service, and the model's class,
+ * attributes, derived capabilities and canonical reading it renders the characteristics from.
+ */
 export interface BridgedDevice {
   id: string;
   name: string;
-  kind: 'switch';
+  service: BridgedService;
+  deviceClass: DeviceClass;
+  attributes: DeviceAttributes;
+  capabilities: CapabilityName[];
+  reading: DeviceReading;
+  /** The reading's on/off (false when unknown), as the plugin's first version read it. */
   on: boolean;
   online: boolean;
+}
+
+/** The bridged view of one hub device, or undefined when the plugin does not expose it (removed, imported from Homebridge, or no HAP service for its class). */
+export function bridgedDevice(devices: DeviceService, id: string): BridgedDevice | undefined {
+  const device = devices.registry.find(id);
+  return device ? bridgedOf(devices, device) : undefined;
+}
+
+function bridgedOf(devices: DeviceService, device: LogicalDevice): BridgedDevice | undefined {
+  if (device.removed || device.driverKey === 'accessory-hub') return undefined;
+  // The model read once: its class, attributes, capabilities and reading.
+  const { deviceClass, attributes, capabilities, reading } = devices.model(device);
+  const service = bridgedServiceOf(deviceClass, attributes, capabilities);
+  if (!service) return undefined;
+  return { id: device.id, name: device.name, service, deviceClass, attributes, capabilities, reading, on: reading.on === true, online: devices.isOnline(device) };
+}
+
+/**
+ * What makes the plugin build an accessory anew rather than update its values: its service, name,
+ * attributes and capabilities (which decide the characteristics and their ranges).
+ */
+export function bridgedShape(device: BridgedDevice): string {
+  return JSON.stringify([device.service, device.name, device.attributes, device.capabilities]);
+}
+
+/** A device's state as the plugin's stream carries it. */
+export function bridgedState(device: BridgedDevice): { deviceId: string; service: BridgedService; deviceClass: DeviceClass; attributes: DeviceAttributes; reading: DeviceReading; on: boolean; online: boolean } {
+  return { deviceId: device.id, service: device.service, deviceClass: device.deviceClass, attributes: device.attributes, reading: device.reading, on: device.on, online: device.online };
 }
 
 export interface PluginBridgeDeps {
@@ -54,17 +188,13 @@ export interface PluginBridgeDeps {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
-/** Whether a device's state reads as on (an `on` flag, or `power: "on"`). */
-export const isOn = (state: Record<string, unknown> | undefined) => Boolean(state?.on ?? state?.power === 'on');
-
-const onOff = (commands: Array<{ name: string }>) => commands.some((c) => c.name === 'turn_on') && commands.some((c) => c.name === 'turn_off');
-
 /**
  * The plugin bridge: a Homebridge platform plugin of ours (`accessory-hub/plugin/`), installed into
  * the managed Homebridge, that exposes the hub's devices as HomeKit accessories. It signs in with a
  * token of scope `plugin-bridge` the hub issues it (accepted only on /accessory-hub/plugin/*),
- * reads the devices, keeps them live from a stream, carries HomeKit writes back as device
- * commands, reports other plugins' accessories, and pulls the import commands the hub queues.
+ * reads the devices, follows them on a stream (their readings, and devices added, changed and
+ * removed), carries HomeKit writes back as the class's standard commands, reports other plugins'
+ * accessories, and pulls the import commands the hub queues.
  */
 export class PluginBridge {
   private external: ExternalAccessory[] = [];
@@ -102,23 +232,35 @@ export class PluginBridge {
     });
   }
 
-  /** The hub devices the plugin exposes: those that turn on and off (not the accessory hub's own, which came from Homebridge). */
+  /** The hub devices the plugin exposes: those HomeKit has a service for (not the accessory hub's own, which came from Homebridge). */
   devices(): BridgedDevice[] {
-    const { devices: states } = this.deps.devices.stateSnapshot();
-    return this.deps.devices
-      .list()
-      .filter((d) => d.driverKey !== 'accessory-hub' && onOff(d.commands))
-      .map((d) => ({ id: d.id, name: d.name, kind: 'switch' as const, on: isOn(states[d.id]?.state), online: d.online }));
+    return this.deps.devices.registry.list().flatMap((device) => bridgedOf(this.deps.devices, device) ?? []);
+  }
+
+  device(deviceId: string): BridgedDevice | undefined {
+    return bridgedDevice(this.deps.devices, deviceId);
   }
 
   isBridged(deviceId: string): boolean {
-    return this.devices().some((d) => d.id === deviceId);
+    return this.device(deviceId) !== undefined;
   }
 
-  /** A HomeKit write to a hub device: `on` true or false becomes turn_on or turn_off. */
-  async command(deviceId: string, on: boolean): Promise<unknown> {
-    if (!this.isBridged(deviceId)) throw accessoryHubErrors.ACCESSORY_NOT_FOUND({ accessoryId: deviceId });
-    return this.deps.devices.command(deviceId, on ? 'turn_on' : 'turn_off', {});
+  /**
+   * A HomeKit write to a hub device, as one of its class's standard commands (`set_brightness
+   * {brightness}`, `lock`, `set_position {position}`…; `on` true or false is turn_on or turn_off):
+   * only the commands its HAP service writes pass, and the device service checks and translates
+   * them to the device's own as for any caller.
+   */
+  async command(deviceId: string, command: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const device = this.device(deviceId);
+    if (!device) throw accessoryHubErrors.ACCESSORY_NOT_FOUND({ accessoryId: deviceId });
+    if (!BRIDGED_COMMANDS[device.service].includes(command)) {
+      throw deviceErrors.COMMAND_NOT_IN_CLASS(
+        { command, device: device.name, deviceClass: device.deviceClass },
+        { details: { deviceId, command, service: device.service, commands: BRIDGED_COMMANDS[device.service] } },
+      );
+    }
+    return this.deps.devices.command(deviceId, command, params);
   }
 
   syncExternal(accessories: ExternalAccessory[]): { accessories: number } {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { isOn } from '../../../domain/accessory-hub/plugin-bridge.js';
+import { bridgedDevice, bridgedShape, bridgedState, type BridgedDevice } from '../../../domain/accessory-hub/plugin-bridge.js';
 import { SseStream } from '../../sse/sse.js';
 import { callerOf, requestCredential, streamCredential } from '../credentials.js';
 import { ErrorBody } from '../errors.js';
@@ -51,7 +51,8 @@ export const accessoryHubRoutes: FastifyPluginAsync<OsApiOptions> = async (app, 
       schema: {
         tags: ['accessory-hub-plugin'],
         operationId: operationIdFor(base, 'accessory_hub.plugin.state_stream'),
-        summary: 'For the plugin bridge: server-sent events `ready` (the devices), then `state` ({deviceId, on, online}) when a bridged device changes.',
+        summary:
+          'For the plugin bridge: server-sent events `ready` ({devices}: those it exposes), then `device` (a device to add, or to build anew: its service, name, attributes or capabilities changed), `state` ({deviceId, service, deviceClass, attributes, reading, on, online}) when a bridged device changes, `removed` ({deviceId}) when one leaves (removed, or no longer something HomeKit shows), and `button` ({deviceId, press}) when a bridged button is pressed.',
         description: 'The plugin-bridge token as a bearer header (or `?accessToken=`).',
         security: [],
         querystring: Type.Object({ accessToken: Type.Optional(Type.String()) }),
@@ -60,18 +61,30 @@ export const accessoryHubRoutes: FastifyPluginAsync<OsApiOptions> = async (app, 
       },
     },
     async (request, reply) => {
-      const { devices } = (await hub.operations.invoke(ops.stream.name, {}, callerOf(request, pluginStreamCredential))) as { devices: Array<{ id: string }> };
+      const { devices } = (await hub.operations.invoke(ops.stream.name, {}, callerOf(request, pluginStreamCredential))) as { devices: BridgedDevice[] };
       const stream = new SseStream(reply, { heartbeatMs: hub.config.ssePingIntervalMs, maxBufferedBytes: hub.config.sseMaxBufferBytes, timers: hub.timers });
       const owner = {};
       stream.onClose(() => hub.events.removeOwner(owner));
       stream.send('ready', { devices });
-      const follows = new Set(devices.map((d) => d.id));
-      const send = (deviceId: string) => {
-        const state = hub.devices.stateSnapshot().devices[deviceId];
-        if (state) stream.send('state', { deviceId, on: isOn(state.state), online: state.online });
+      // What the plugin was last told of each device it shows: a change of shape is a `device`, the rest a `state`.
+      const shown = new Map(devices.map((d) => [d.id, bridgedShape(d)]));
+      const follow = (deviceId: string) => {
+        const device = bridgedDevice(hub.devices, deviceId);
+        if (!device) {
+          if (shown.delete(deviceId)) stream.send('removed', { deviceId });
+          return;
+        }
+        const shape = bridgedShape(device);
+        if (shown.get(deviceId) === shape) return stream.send('state', bridgedState(device));
+        shown.set(deviceId, shape);
+        stream.send('device', device);
       };
-      hub.events.on(owner, 'device.state_changed', (e) => follows.has(e.deviceId) && send(e.deviceId));
-      hub.events.on(owner, 'device.online_changed', (e) => follows.has(e.deviceId) && send(e.deviceId));
+      hub.events.on(owner, 'device.discovered', (e) => follow(e.device.id));
+      hub.events.on(owner, 'device.updated', (e) => follow(e.device.id));
+      hub.events.on(owner, 'device.removed', (e) => follow(e.deviceId));
+      hub.events.on(owner, 'device.state_changed', (e) => follow(e.deviceId));
+      hub.events.on(owner, 'device.online_changed', (e) => follow(e.deviceId));
+      hub.events.on(owner, 'device.button_pressed', (e) => shown.has(e.deviceId) && stream.send('button', { deviceId: e.deviceId, press: e.press }));
     },
   );
 };
