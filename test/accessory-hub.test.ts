@@ -138,7 +138,9 @@ describe('accessory hub: a managed Homebridge', () => {
       return devices.find((d) => d.driverKey === 'accessory-hub' && d.id === deviceId);
     }, 5000, 'the device');
     expect(device.driverDeviceId).toBe(sw.accessoryId);
-    expect((device.commands as Array<{ name: string }>).map((c) => c.name)).toEqual(['set_on', 'turn_on', 'turn_off']);
+    // A HAP Switch is a switch of the device model: its class's standard commands, its state in the model's keys.
+    expect(device).toMatchObject({ deviceClass: 'switch', reading: { on: false } });
+    expect((device.commands as Array<{ name: string }>).map((c) => c.name)).toEqual(['turn_on', 'turn_off', 'toggle']);
 
     // Through the hub: the command is a HAP write.
     const on = await server.request('POST', `/v1/os/devices/${String(device.id)}/command`, { token, body: { command: 'turn_on' } });

@@ -9,6 +9,9 @@ export interface HapCharacteristic {
   unit?: string;
   minValue?: number;
   maxValue?: number;
+  minStep?: number;
+  /** The values an enum characteristic allows (HAP's `valid-values`). */
+  'valid-values'?: number[];
 }
 
 export interface HapAccessory {
