@@ -157,11 +157,19 @@ describe('Homebridge services as device classes', () => {
     // Every accessory imported.
     const importable = (await api('GET', '/accessory-hub/import-accessories')).body.accessories as Array<{ accessoryId: string; name: string }>;
     expect(importable.map((a) => a.name).sort()).toEqual([...NAMES].sort());
+    const answered: Record<string, string[]> = {};
     for (const a of importable) {
       const res = await api('POST', `/accessory-hub/import-accessories/${a.accessoryId}/import`);
       expect(res.status, `${a.name}: ${JSON.stringify(res.body)}`).toBe(200);
+      answered[a.name] = res.body.deviceIds as string[];
+      expect((res.body.deviceIds as string[])[0]).toBe(res.body.deviceId);
     }
     for (const d of await hubDevices()) ids[d.name] = d.id;
+    // The import answers every device it made, each one GET /devices/:id finds.
+    const made = Object.values(answered).flat();
+    expect(new Set(made).size).toBe(made.length);
+    expect(made.every((id) => Object.values(ids).includes(id))).toBe(true);
+    expect(Math.max(...Object.values(answered).map((list) => list.length))).toBeGreaterThan(1);
   }, 90_000);
 
   afterAll(async () => {

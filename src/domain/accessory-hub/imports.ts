@@ -306,7 +306,7 @@ export class AccessoryImports implements BuiltInDriver {
    * logical device its first service became (driver device id `hb-<aid>`), once the registry has
    * taken every one of them.
    */
-  async import(accessoryId: string): Promise<{ item: ImportedAccessory; deviceId: string }> {
+  async import(accessoryId: string): Promise<{ item: ImportedAccessory; deviceId: string; deviceIds: string[] }> {
     const accessory = (await this.homebridge.accessories()).find((a) => `hb-${a.aid}` === accessoryId);
     // Imported again (the same accessory): its devices keep their ids.
     const before = this.store.find(accessoryId);
@@ -325,7 +325,7 @@ export class AccessoryImports implements BuiltInDriver {
     await this.resubscribe().catch(() => undefined);
     const deviceIds = await Promise.all(registered);
     if (deviceIds.some((id) => id === undefined)) throw accessoryHubErrors.IMPORTED_DEVICE_NOT_REGISTERED({ accessoryId });
-    return { item, deviceId: deviceIds[0]! };
+    return { item, deviceId: deviceIds[0]!, deviceIds: deviceIds as string[] };
   }
 
   /** Undoes an import: each of its devices goes; answers the logical device of its first, when the registry has it. */

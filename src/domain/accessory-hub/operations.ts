@@ -258,7 +258,8 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
     accessoryId: Type.String({ description: 'The driver device id of its logical device (driver accessory-hub).' }),
     aid: Type.Integer(),
     name: Type.String(),
-    deviceId: Type.String({ description: 'The logical device it became: the id of GET /devices/{id}.' }),
+    deviceId: Type.String({ description: 'The logical device of its first service: the id of GET /devices/{id}.' }),
+    deviceIds: Type.Array(Type.String(), { description: 'The logical devices it became, one per service it offers (a light and its motion sensor are two), first service first.' }),
   });
   const Removed = Type.Object({
     accessoryId: Type.String(),
@@ -289,14 +290,15 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
     }),
     importAccessory: defineOperation({
       name: 'accessory_hub.import',
-      summary: 'Make an accessory a logical device: its characteristics its state, its writable ones its commands (set_<key> {value}; turn_on/turn_off for on), written back over HAP.',
+      summary:
+        "Make an accessory hub devices, one per HAP service, each of its service's class (docs/devices.md): a Lightbulb is a light with the light's standard commands, written back over HAP with HAP's units; services the hub does not know stay one generic device (set_<key> {value}).",
       access: OS_ADMIN,
       input: Type.Object({ accessoryId: AccessoryId }),
       output: Imported,
       async handler({ accessoryId }) {
-        const { item, deviceId } = await manager().import(accessoryId);
+        const { item, deviceId, deviceIds } = await manager().import(accessoryId);
         await bridge?.enqueue('import', item.id);
-        return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId };
+        return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId, deviceIds };
       },
     }),
     removeImport: defineOperation({
