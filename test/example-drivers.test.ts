@@ -51,6 +51,7 @@ describe('example drivers, end to end through REST', () => {
     const thermostat = await online(server, token, 'example.thermostat', 'thermostat-1');
     expect(thermostat).toMatchObject({ deviceClass: 'climate', attributes: { minTemperature: 5, maxTemperature: 35, hvacModes: ['heat', 'cool', 'off'], temperatureUnit: '°C' } });
     expect(thermostat.reading).toHaveProperty('targetTemperature');
+    expect(thermostat.reading).toHaveProperty('hvacAction');
     expect((await command(thermostat.id, 'set_target_temperature', { temperature: 19.5 })).status).toBe(200);
     await eventually(async () => (await stateOf(server, token, thermostat.id)).target_temperature === 19.5, 10_000, 'thermostat target');
     expect((await command(thermostat.id, 'set_mode', { mode: 'cool' })).status).toBe(200);

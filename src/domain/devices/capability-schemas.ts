@@ -150,6 +150,7 @@ export const DeviceReadingSchema = Type.Object(
     currentTemperature: Type.Optional(Type.Number()),
     targetTemperature: Type.Optional(Type.Number()),
     hvacMode: Type.Optional(Type.String()),
+    hvacAction: Type.Optional(Type.String({ description: 'heating, cooling, idle, off… when the driver reports hvac_action.' })),
     humidity: Type.Optional(Type.Number()),
     locked: Type.Optional(Type.Boolean()),
     jammed: Type.Optional(Type.Boolean()),

@@ -30,6 +30,8 @@ export interface DeviceReading {
   currentTemperature?: number;
   targetTemperature?: number;
   hvacMode?: string;
+  /** climate: what it is doing now (`heating`, `cooling`, `idle`, `off`…), when the driver says. */
+  hvacAction?: string;
   humidity?: number;
   locked?: boolean;
   jammed?: boolean;
@@ -151,6 +153,7 @@ export function readingOf(deviceClass: DeviceClass, attributes: DeviceAttributes
         currentTemperature: num(state.current_temperature) ?? num(state.temperature),
         targetTemperature: num(state.target_temperature) ?? num(state.setpoint),
         hvacMode: str(state.hvac_mode) ?? str(state.mode),
+        hvacAction: word(state.hvac_action),
         humidity: num(state.humidity) ?? num(state.current_humidity),
       });
     case 'fan': {
