@@ -137,7 +137,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   // Who sees what: built here, before the device, home and graph operations that filter by it; the
   // access module (below, once the spaces and devices that grants name exist) loads and manages it.
   const accessGrants = new AccessGrants(documents('user_access'), clock);
-  const ir = irModule(new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: component('ir'), timers }));
+  const itach = new ItachClient({ port: config.irExtenderPort, replyTimeoutMs: config.irReplyTimeoutMs, log: component('ir'), timers, clock });
+  const ir = irModule(itach);
   const state = stateModule({
     repository: new KyselyStateRepository(db),
     telemetry: { maxEntriesPerDevice: config.telemetryMaxEntries, maxAgeMs: config.telemetryMaxAgeSeconds * 1000 },
@@ -177,6 +178,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     },
     ...(cluster ? { placement: cluster.placement } : {}),
   });
+  // GENERIC_IR: the iTach client knows whether the extenders it used are up or failing.
+  drivers.builtIns.register({ key: 'GENERIC_IR', name: 'IR extenders (iTach)', status: () => itach.status() });
   const programCatalog = programCatalogModule({ repository: documents('program'), clock });
   const home = homeModule({
     repositories: {
@@ -209,6 +212,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const roku = new RokuIntegration({
     pollIntervalMs: config.media.rokuPollIntervalMs,
     requestTimeoutMs: config.media.rokuRequestTimeoutMs,
+    clock,
     timers,
     log: component('roku'),
   });
@@ -225,10 +229,11 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     }),
     controllers: [
       roku,
-      new AndroidTvIntegration({ connectTimeoutMs: config.media.castStepTimeoutMs, retryMs: 2000, maxRetryMs: 60_000, timers, log: component('androidtv') }),
-      new CastIntegration({ timeoutMs: config.media.castStepTimeoutMs }),
-      new BridgeIntegration(),
+      new AndroidTvIntegration({ connectTimeoutMs: config.media.castStepTimeoutMs, retryMs: 2000, maxRetryMs: 60_000, clock, timers, log: component('androidtv') }),
+      new CastIntegration({ timeoutMs: config.media.castStepTimeoutMs, timers }),
+      new BridgeIntegration({ timers }),
     ],
+    integrations: drivers.builtIns,
     pairer: new AndroidTvPairer(),
     settings: {
       discoveryTimeoutMs: config.media.discoveryTimeoutMs,
@@ -252,6 +257,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     audiences: accessGrants,
     events,
     log: component('music'),
+    integrations: drivers.builtIns,
   });
   const programs = programsModule({
     catalog: programCatalog.catalog,
@@ -384,7 +390,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
             events,
             installTimeoutMs: config.driverInstallTimeoutMs,
           },
-          imports: { store: documents('accessory_import'), manager: devices.drivers, pollMs: config.accessoryHubPollMs },
+          imports: { store: documents('accessory_import'), manager: devices.drivers, pollMs: config.accessoryHubPollMs, integrations: drivers.builtIns },
           bridge: {
             pluginSource: fileURLToPath(new URL('../accessory-hub/plugin', import.meta.url)),
             devices: devices.devices,

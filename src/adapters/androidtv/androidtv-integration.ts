@@ -1,23 +1,25 @@
-import type { TimerHandle, Timers } from '../../platform/clock.js';
-import type { BuiltInDriverContext } from '../../domain/drivers/builtin.js';
+import type { Clock, Timers } from '../../platform/clock.js';
+import { NetworkFailureError, rejected } from '../../platform/network-failures.js';
+import { runBuiltInAction, type ActionSpec, type BuiltInDriverContext, type CommandHandler, type IntegrationStatus } from '../../domain/drivers/builtin.js';
+import { PollingCoordinator } from '../../domain/drivers/coordinator.js';
 import type { ServerToDriverMessage } from '../../domain/drivers/messages.js';
 import type { MediaEndpoint } from '../../domain/media/model.js';
 import type { EndpointController } from '../../domain/media/ports.js';
 import { ANDROID_TV_KEYS, type AndroidTvKey } from './messages.js';
 import { AndroidTvRemote, type AndroidTvState } from './remote.js';
-import { AndroidTvError } from './session.js';
 
 export interface AndroidTvIntegrationOptions {
   /** Bound of the connection and handshake (ms). */
   connectTimeoutMs: number;
-  /** First reconnect delay after a lost or failed connection; doubles up to `maxRetryMs`. */
+  /** First reconnect delay after a lost or failed connection; doubles up to `maxRetryMs` (the coordinator's back-off). */
   retryMs: number;
   maxRetryMs: number;
+  /** How often a TV whose channel is up is checked (ms; default 30 s): the channel pushes the state, a check only sees that it is up. */
+  checkIntervalMs?: number;
+  clock: Clock;
   timers: Timers;
   log: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
 }
-
-type Action = Extract<ServerToDriverMessage, { type: 'ACTION' }>;
 
 /** Device commands that are one key each. */
 const KEY_COMMANDS: Record<string, AndroidTvKey> = {
@@ -61,10 +63,13 @@ const COMMANDS = [
 interface Tv {
   endpoint: MediaEndpoint;
   remote: AndroidTvRemote | null;
-  reachable: boolean | null;
-  retry: TimerHandle | null;
-  retryMs: number;
   last: Record<string, unknown>;
+}
+
+/** What a command runs on: the TV and its open channel. */
+interface Target {
+  tv: Tv;
+  remote: AndroidTvRemote;
 }
 
 /** The capability model's state keys from the TV's own report. */
@@ -85,26 +90,63 @@ function stateOf(s: AndroidTvState): Record<string, unknown> {
 /**
  * The built-in Android TV integration (driver `androidtv`): every paired, enabled Android TV
  * endpoint is a device, announced at once (it is paired, so it is known) and online while its
- * remote channel is up. The channel reconnects with back-off when lost; state the TV pushes
- * (power, volume, app) goes straight into the state authority.
+ * remote channel is up. The polling coordinator keeps the channel up: its poll opens the channel
+ * when it is down (nothing to read when it is up: the TV pushes power, volume and app straight
+ * into the state authority), a lost channel is a failure, and the back-off spaces the reconnects.
  */
 export class AndroidTvIntegration implements EndpointController {
   readonly kind = 'androidtv' as const;
   readonly driverKey = 'androidtv';
+  readonly name = 'Android TV (Remote v2)';
   readonly needsPairing = true;
   private context: BuiltInDriverContext | null = null;
   private readonly tvs = new Map<string, Tv>();
+  private readonly coordinator: PollingCoordinator;
+  private readonly actions: ActionSpec<Target>;
 
-  constructor(private readonly options: AndroidTvIntegrationOptions) {}
+  constructor(private readonly options: AndroidTvIntegrationOptions) {
+    this.coordinator = new PollingCoordinator({
+      name: 'androidtv',
+      intervalMs: options.checkIntervalMs ?? 30_000,
+      backoff: { initialMs: options.retryMs, maxMs: options.maxRetryMs },
+      clock: options.clock,
+      timers: options.timers,
+      update: (id) => this.keepConnected(id),
+      log: options.log,
+    });
+    this.actions = {
+      context: () => this.context,
+      timers: options.timers,
+      // Keys and app links are written to an open channel: the bound only guards a stuck write.
+      timeoutMs: options.connectTimeoutMs,
+      target: (deviceId) => {
+        const tv = this.tvs.get(deviceId);
+        if (!tv) throw new NetworkFailureError('unreachable', 'the TV is not controlled (disabled or not paired)');
+        if (!tv.remote?.connected) {
+          // A command for a TV that is down asks for a reconnect now rather than at the back-off's time.
+          this.coordinator.refresh(deviceId);
+          throw new NetworkFailureError('unreachable', 'the TV is not connected (off the network, or its remote channel is reconnecting)');
+        }
+        return { tv, remote: tv.remote };
+      },
+      handler: (command) => COMMAND_HANDLERS[command],
+    };
+  }
 
   connect(context: BuiltInDriverContext): void {
     this.context = context;
-    for (const tv of this.tvs.values()) this.start(tv);
+    for (const tv of this.tvs.values()) this.announce(tv);
+    this.coordinator.start(context);
   }
 
   disconnect(): void {
     this.context = null;
-    for (const tv of this.tvs.values()) this.stop(tv);
+    this.coordinator.stop();
+    for (const tv of this.tvs.values()) this.close(tv);
+  }
+
+  status(): IntegrationStatus {
+    return this.coordinator.status();
   }
 
   control(endpoint: MediaEndpoint): void {
@@ -115,81 +157,32 @@ export class AndroidTvIntegration implements EndpointController {
       this.announce(existing);
       return;
     }
-    if (existing) this.stop(existing);
-    const tv: Tv = { endpoint, remote: null, reachable: null, retry: null, retryMs: this.options.retryMs, last: existing?.last ?? {} };
+    if (existing) {
+      this.close(existing);
+      this.coordinator.remove(endpoint.id);
+    }
+    const tv: Tv = { endpoint, remote: null, last: existing?.last ?? {} };
     this.tvs.set(endpoint.id, tv);
-    if (this.context) this.start(tv);
+    this.announce(tv);
+    this.coordinator.add(endpoint.id);
   }
 
   release(endpointId: string): void {
     const tv = this.tvs.get(endpointId);
     if (!tv) return;
-    this.stop(tv);
+    this.close(tv);
+    this.coordinator.remove(endpointId);
     this.tvs.delete(endpointId);
     this.context?.emit({ type: 'DEVICE_REMOVED', deviceId: endpointId });
   }
 
   receive(message: ServerToDriverMessage): void {
-    if (message.type !== 'ACTION' && message.type !== 'COMMAND_EXECUTE') return;
-    const action = message as Action;
-    const tv = this.tvs.get(action.deviceId);
-    const context = this.context;
-    if (!context) return;
-    if (!tv?.remote?.connected) {
-      context.fail(action.actionId, 'unreachable', tv ? 'the TV is not connected (off the network, or its remote channel is reconnecting)' : 'the TV is not controlled (disabled or not paired)');
-      return;
-    }
-    let result: unknown;
-    try {
-      result = this.act(tv.remote, action);
-    } catch (err) {
-      context.fail(action.actionId, err instanceof AndroidTvError ? 'unreachable' : 'rejected', err instanceof Error ? err.message : String(err));
-      return;
-    }
-    context.emit({ type: 'ACTION_RESULT', actionId: action.actionId, ok: true, ...(result === undefined ? {} : { result }) });
-  }
-
-  /** Sends what the command means; throws a plain Error for parameters it refuses. */
-  private act(remote: AndroidTvRemote, { command, params }: Action): unknown {
-    const press = (key: AndroidTvKey | number) => {
-      void remote.sendKey(key);
-      return { key };
-    };
-    switch (command) {
-      case 'turn_on':
-      case 'turn_off': {
-        // POWER toggles: pressed only when the TV says it is the other way.
-        const on = command === 'turn_on';
-        if (remote.state.poweredOn === on) return { unchanged: true };
-        return press('POWER');
-      }
-      case 'select_input': {
-        const key = typeof params.input === 'string' ? INPUT_KEYS[params.input.toLowerCase().replace(/[\s_-]/g, '')] : undefined;
-        if (!key) throw new Error(`input must be one of ${Object.keys(INPUT_KEYS).join(', ')}`);
-        return press(key);
-      }
-      case 'keypress': {
-        const key = typeof params.key === 'string' ? params.key.toUpperCase().replace(/^KEYCODE_/, '') : '';
-        if (!(key in ANDROID_TV_KEYS)) throw new Error(`key must be one of ${Object.keys(ANDROID_TV_KEYS).join(', ')}`);
-        return press(key as AndroidTvKey);
-      }
-      case 'apps.launch': {
-        const appId = typeof params.appId === 'string' ? params.appId : '';
-        if (!APP_ID.test(appId)) throw new Error('appId must be an Android package name (com.example.app) or a deep link URL');
-        const link = appId.includes('://') ? appId : `market://launch?id=${appId}`;
-        void remote.launchAppLink(link);
-        return { appId, link };
-      }
-      default: {
-        const key = KEY_COMMANDS[command];
-        if (!key) throw new Error(`unknown command ${command}`);
-        return press(key);
-      }
-    }
+    runBuiltInAction(this.actions, message);
   }
 
   private announce(tv: Tv): void {
-    this.context?.emit({
+    if (!this.context) return;
+    this.context.emit({
       type: 'DEVICE_DISCOVERED',
       device: {
         id: tv.endpoint.id,
@@ -202,76 +195,80 @@ export class AndroidTvIntegration implements EndpointController {
       },
     });
     // Known, not yet vouched for: online once the remote channel is up.
-    if (tv.reachable !== true) this.context?.setOnline(tv.endpoint.id, false);
+    if (this.coordinator.available(tv.endpoint.id) !== true) this.context.setOnline(tv.endpoint.id, false);
   }
 
-  private start(tv: Tv): void {
-    this.announce(tv);
-    this.open(tv);
-  }
-
-  private open(tv: Tv): void {
+  /** The coordinator's poll: opens the remote channel when it is down; throws when it cannot. */
+  private async keepConnected(id: string): Promise<void> {
+    const tv = this.tvs.get(id);
+    if (!tv || !this.context || tv.remote?.connected) return;
     const pairing = tv.endpoint.pairing;
-    if (!pairing || !this.context) return;
+    if (!pairing) throw new NetworkFailureError('rejected', 'the TV is not paired');
+    this.close(tv);
     const remote = new AndroidTvRemote({
       host: tv.endpoint.host,
       port: tv.endpoint.port,
       identity: { certificatePem: pairing.certificatePem, privateKeyPem: pairing.privateKeyPem },
       timeoutMs: this.options.connectTimeoutMs,
-      onState: (s) => this.pushState(tv, s),
+      onState: (s) => {
+        if (tv.remote === remote) this.pushState(tv, s);
+      },
       onClose: (err) => {
         if (tv.remote !== remote) return;
-        this.options.log.warn({ endpointId: tv.endpoint.id, failure: err.failure, err: err.message }, 'Android TV remote channel lost');
-        this.setReachable(tv, false);
-        this.scheduleRetry(tv);
+        this.options.log.warn({ endpointId: id, failure: err.failure, err: err.message }, 'Android TV remote channel lost');
+        this.coordinator.setUpdateError(id, err);
       },
     });
     tv.remote = remote;
-    remote.connect().then(
-      (s) => {
-        if (tv.remote !== remote) return remote.close();
-        tv.retryMs = this.options.retryMs;
-        this.pushState(tv, s);
-        this.setReachable(tv, true);
-      },
-      (err: unknown) => {
-        if (tv.remote !== remote) return;
-        if (tv.reachable !== false) this.options.log.warn({ endpointId: tv.endpoint.id, err: err instanceof Error ? err.message : String(err) }, 'Android TV remote channel could not connect');
-        this.setReachable(tv, false);
-        this.scheduleRetry(tv);
-      },
-    );
+    const first = await remote.connect();
+    if (tv.remote !== remote || this.tvs.get(id) !== tv) return remote.close();
+    // Back: everything known of it, as one update (pushes were held while it was away).
+    tv.last = { ...tv.last, ...stateOf(first) };
+    if (Object.keys(tv.last).length > 0) this.context?.emit({ type: 'STATE_UPDATE', deviceId: id, state: tv.last });
   }
 
   private pushState(tv: Tv, s: AndroidTvState): void {
     const next = stateOf(s);
     const changed = Object.fromEntries(Object.entries(next).filter(([k, v]) => tv.last[k] !== v));
     tv.last = { ...tv.last, ...next };
-    if (Object.keys(changed).length > 0 && tv.reachable !== false) this.context?.emit({ type: 'STATE_UPDATE', deviceId: tv.endpoint.id, state: changed });
+    if (Object.keys(changed).length > 0 && this.coordinator.available(tv.endpoint.id) !== false) this.context?.emit({ type: 'STATE_UPDATE', deviceId: tv.endpoint.id, state: changed });
   }
 
-  private setReachable(tv: Tv, reachable: boolean): void {
-    if (tv.reachable === reachable) return;
-    tv.reachable = reachable;
-    if (reachable && Object.keys(tv.last).length > 0) this.context?.emit({ type: 'STATE_UPDATE', deviceId: tv.endpoint.id, state: tv.last });
-    this.context?.setOnline(tv.endpoint.id, reachable);
-  }
-
-  private scheduleRetry(tv: Tv): void {
-    if (!this.context || tv.retry || this.tvs.get(tv.endpoint.id) !== tv) return;
-    const delay = tv.retryMs;
-    tv.retryMs = Math.min(tv.retryMs * 2, this.options.maxRetryMs);
-    tv.retry = this.options.timers.setTimeout(() => {
-      tv.retry = null;
-      if (this.tvs.get(tv.endpoint.id) === tv && this.context) this.open(tv);
-    }, delay);
-  }
-
-  private stop(tv: Tv): void {
-    if (tv.retry) this.options.timers.clearTimeout(tv.retry);
-    tv.retry = null;
+  private close(tv: Tv): void {
     const remote = tv.remote;
     tv.remote = null;
     remote?.close();
   }
 }
+
+const press =
+  (key: AndroidTvKey | number): CommandHandler<Target> =>
+  async ({ remote }) => {
+    await remote.sendKey(key);
+    return { key };
+  };
+
+/** What each command sends; a parameter it refuses is `rejected`. */
+const COMMAND_HANDLERS: Record<string, CommandHandler<Target>> = {
+  ...Object.fromEntries(Object.entries(KEY_COMMANDS).map(([command, key]) => [command, press(key)])),
+  // POWER toggles: pressed only when the TV says it is the other way.
+  turn_on: (target, params, scope) => (target.remote.state.poweredOn === true ? { unchanged: true } : press('POWER')(target, params, scope)),
+  turn_off: (target, params, scope) => (target.remote.state.poweredOn === false ? { unchanged: true } : press('POWER')(target, params, scope)),
+  select_input: (target, params, scope) => {
+    const key = typeof params.input === 'string' ? INPUT_KEYS[params.input.toLowerCase().replace(/[\s_-]/g, '')] : undefined;
+    if (!key) throw rejected(`input must be one of ${Object.keys(INPUT_KEYS).join(', ')}`);
+    return press(key)(target, params, scope);
+  },
+  keypress: (target, params, scope) => {
+    const key = typeof params.key === 'string' ? params.key.toUpperCase().replace(/^KEYCODE_/, '') : '';
+    if (!(key in ANDROID_TV_KEYS)) throw rejected(`key must be one of ${Object.keys(ANDROID_TV_KEYS).join(', ')}`);
+    return press(key as AndroidTvKey)(target, params, scope);
+  },
+  'apps.launch': async ({ remote }, params) => {
+    const appId = typeof params.appId === 'string' ? params.appId : '';
+    if (!APP_ID.test(appId)) throw rejected('appId must be an Android package name (com.example.app) or a deep link URL');
+    const link = appId.includes('://') ? appId : `market://launch?id=${appId}`;
+    await remote.launchAppLink(link);
+    return { appId, link };
+  },
+};

@@ -1,5 +1,6 @@
 import { connect, type TLSSocket } from 'node:tls';
 import type protobuf from 'protobufjs';
+import { networkFailureOf, type NetworkFailure } from '../../platform/network-failures.js';
 import { frame, FrameReader } from './messages.js';
 
 export type AndroidTvFailure = 'unreachable' | 'timeout' | 'wrong_code' | 'rejected' | 'protocol' | 'closed';
@@ -13,9 +14,20 @@ export class AndroidTvError extends Error {
   ) {
     super(message);
   }
-}
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EPIPE']);
+  /** The failure's cause (platform/network-failures.ts): a channel that is gone or garbled is as good as unreachable. */
+  get networkFailure(): NetworkFailure {
+    switch (this.failure) {
+      case 'timeout':
+        return 'timeout';
+      case 'rejected':
+      case 'wrong_code':
+        return 'rejected';
+      default:
+        return 'unreachable';
+    }
+  }
+}
 
 /**
  * One TLS connection to a TV carrying length-prefixed protobuf messages of one type: connecting
@@ -59,8 +71,8 @@ export class FramedSession {
       });
       socket.on('data', (chunk: Buffer) => this.receive(chunk));
       socket.on('error', (err: NodeJS.ErrnoException) => {
-        const unreachable = err.code !== undefined && UNREACHABLE_CODES.has(err.code);
-        fail(new AndroidTvError(settled ? 'closed' : unreachable ? 'unreachable' : 'rejected', `${o.host}:${o.port}: ${err.code ?? err.message}`));
+        const cause = networkFailureOf(err);
+        fail(new AndroidTvError(settled ? 'closed' : cause === 'unreachable' || cause === 'timeout' ? cause : 'rejected', `${o.host}:${o.port}: ${err.code ?? err.message}`));
       });
       socket.on('close', () => fail(new AndroidTvError(settled ? 'closed' : 'rejected', `${o.host}:${o.port} closed the connection`)));
     });

@@ -1,5 +1,6 @@
 import { connect, type TLSSocket } from 'node:tls';
 import protobuf from 'protobufjs';
+import { networkFailureOf, type NetworkFailure } from '../../platform/network-failures.js';
 
 /**
  * Google Cast v2 (CASTV2) framing: TLS on port 8009 carrying `CastMessage` protobufs, each
@@ -76,6 +77,13 @@ export class CastError extends Error {
   ) {
     super(message);
   }
+
+  /** The failure's cause (platform/network-failures.ts): a session that closed is as good as unreachable; what the receiver refused or garbled is `rejected`. */
+  get networkFailure(): NetworkFailure {
+    if (this.failure === 'timeout') return 'timeout';
+    if (this.failure === 'unreachable' || this.failure === 'closed') return 'unreachable';
+    return 'rejected';
+  }
 }
 
 /**
@@ -109,7 +117,8 @@ export class CastSender {
       socket.on('data', (chunk: Buffer) => this.receive(chunk));
       socket.on('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        reject(new CastError(err.code === 'ECONNREFUSED' || err.code === 'EHOSTUNREACH' ? 'unreachable' : 'closed', `${this.o.host}: ${err.code ?? err.message}`));
+        const cause = networkFailureOf(err);
+        reject(new CastError(cause === 'unreachable' || cause === 'timeout' ? cause : 'closed', `${this.o.host}: ${err.code ?? err.message}`));
         this.fail(new CastError('closed', err.message));
       });
       socket.on('close', () => this.fail(new CastError('closed', 'the receiver closed the connection')));

@@ -1,10 +1,10 @@
-import type { BuiltInDriverContext } from '../../domain/drivers/builtin.js';
+import type { Timers } from '../../platform/clock.js';
+import { NetworkFailureError, rejected } from '../../platform/network-failures.js';
+import { DeviceAvailability, runBuiltInAction, type ActionSpec, type BuiltInDriverContext, type IntegrationStatus } from '../../domain/drivers/builtin.js';
 import type { ServerToDriverMessage } from '../../domain/drivers/messages.js';
 import type { MediaEndpoint } from '../../domain/media/model.js';
 import type { EndpointController } from '../../domain/media/ports.js';
-import { CastError, CastSender } from './cast-channel.js';
-
-type Action = Extract<ServerToDriverMessage, { type: 'ACTION' }>;
+import { CastSender } from './cast-channel.js';
 
 const COMMANDS = [
   {
@@ -25,7 +25,6 @@ interface Receiver {
   sender: CastSender | null;
   /** A session being opened: a command arriving meanwhile waits for it rather than opening a second. */
   opening: Promise<CastSender> | null;
-  reachable: boolean | null;
   state: Record<string, unknown>;
 }
 
@@ -44,13 +43,41 @@ function contentTypeOf(url: string): string {
 export class CastIntegration implements EndpointController {
   readonly kind = 'cast' as const;
   readonly driverKey = 'cast';
+  readonly name = 'Google Cast';
   private context: BuiltInDriverContext | null = null;
   private readonly receivers = new Map<string, Receiver>();
+  private readonly availability = new DeviceAvailability();
+  private readonly actions: ActionSpec<Receiver>;
 
-  constructor(private readonly options: { timeoutMs: number }) {}
+  constructor(private readonly options: { timeoutMs: number; timers: Timers }) {
+    this.actions = {
+      context: () => this.context,
+      timers: options.timers,
+      // A first command opens the session (connect, receiver status) before it is sent: three steps.
+      timeoutMs: options.timeoutMs * 3,
+      target: (deviceId) => {
+        const r = this.receivers.get(deviceId);
+        if (!r) throw new NetworkFailureError('unreachable', 'the cast receiver is not controlled (disabled)');
+        return r;
+      },
+      handler: (command) => {
+        const handler = COMMAND_HANDLERS[command];
+        return handler ? (r, params) => this.run(r, handler, params) : undefined;
+      },
+      settled: (r, outcome) => {
+        if (this.receivers.get(r.endpoint.id) !== r) return;
+        if (outcome.ok) return void this.availability.set(r.endpoint.id, true);
+        if (outcome.failure === 'unreachable' || outcome.failure === 'timeout') {
+          this.drop(r);
+          this.availability.set(r.endpoint.id, false, outcome.error);
+        }
+      },
+    };
+  }
 
   connect(context: BuiltInDriverContext): void {
     this.context = context;
+    this.availability.bind(context);
     for (const r of this.receivers.values()) {
       this.announce(r);
       this.greet(r);
@@ -59,7 +86,12 @@ export class CastIntegration implements EndpointController {
 
   disconnect(): void {
     this.context = null;
+    this.availability.bind(null);
     for (const r of this.receivers.values()) this.drop(r);
+  }
+
+  status(): IntegrationStatus {
+    return this.availability.status();
   }
 
   control(endpoint: MediaEndpoint): void {
@@ -67,8 +99,9 @@ export class CastIntegration implements EndpointController {
     if (r && (r.endpoint.host !== endpoint.host || r.endpoint.port !== endpoint.port)) this.drop(r);
     if (r) r.endpoint = endpoint;
     else {
-      r = { endpoint, sender: null, opening: null, reachable: null, state: {} };
+      r = { endpoint, sender: null, opening: null, state: {} };
       this.receivers.set(endpoint.id, r);
+      this.availability.track(endpoint.id);
     }
     if (this.context) {
       this.announce(r);
@@ -81,72 +114,18 @@ export class CastIntegration implements EndpointController {
     if (!r) return;
     this.drop(r);
     this.receivers.delete(endpointId);
+    this.availability.forget(endpointId);
     this.context?.emit({ type: 'DEVICE_REMOVED', deviceId: endpointId });
   }
 
   receive(message: ServerToDriverMessage): void {
-    if (message.type !== 'ACTION' && message.type !== 'COMMAND_EXECUTE') return;
-    const action = message as Action;
-    const r = this.receivers.get(action.deviceId);
-    if (!r) {
-      this.context?.fail(action.actionId, 'rejected', 'the cast receiver is not controlled (disabled)');
-      return;
-    }
-    this.act(r, action).then(
-      (result) => {
-        this.setReachable(r, true);
-        this.context?.emit({ type: 'ACTION_RESULT', actionId: action.actionId, ok: true, ...(result === undefined ? {} : { result }) });
-      },
-      (err: unknown) => {
-        const failure = err instanceof CastError ? err.failure : 'protocol';
-        if (failure === 'unreachable' || failure === 'timeout' || failure === 'closed') {
-          this.drop(r);
-          this.setReachable(r, false);
-          this.context?.fail(action.actionId, failure === 'timeout' ? 'timeout' : 'unreachable', err instanceof Error ? err.message : String(err));
-        } else {
-          this.context?.fail(action.actionId, 'rejected', err instanceof Error ? err.message : String(err));
-        }
-      },
-    );
+    runBuiltInAction(this.actions, message);
   }
 
-  private async act(r: Receiver, { command, params }: Action): Promise<unknown> {
+  /** A command on the receiver's session (opened first when there is none). */
+  private async run(r: Receiver, handler: CastCommand, params: Record<string, unknown>): Promise<unknown> {
     const sender = await this.session(r);
-    switch (command) {
-      case 'play_url': {
-        const url = typeof params.url === 'string' ? params.url : '';
-        if (!/^https?:\/\/\S+$/.test(url)) throw new CastError('rejected', 'url must be an http(s) URL the receiver can fetch');
-        const contentType = typeof params.contentType === 'string' ? params.contentType : contentTypeOf(url);
-        const metadata = { ...(typeof params.title === 'string' ? { title: params.title } : {}), ...(typeof params.artist === 'string' ? { artist: params.artist } : {}) };
-        await sender.load(url, contentType, metadata);
-        this.pushState(r, { playback: 'playing', app: 'Default Media Receiver', title: (metadata as { title?: string }).title ?? url });
-        return { url, contentType };
-      }
-      case 'play':
-      case 'pause':
-      case 'stop': {
-        await sender.media(command.toUpperCase() as 'PLAY' | 'PAUSE' | 'STOP');
-        this.pushState(r, { playback: command === 'play' ? 'playing' : command === 'pause' ? 'paused' : 'stopped' });
-        return { command };
-      }
-      case 'seek':
-        await sender.media('SEEK', { currentTime: Number(params.position) });
-        return { position: Number(params.position) };
-      case 'volume_set': {
-        const volume = Math.max(0, Math.min(100, Number(params.volume)));
-        await sender.setVolume({ level: volume / 100 });
-        this.pushState(r, { volume });
-        return { volume };
-      }
-      case 'mute': {
-        const muted = typeof params.muted === 'boolean' ? params.muted : r.state.muted !== true;
-        await sender.setVolume({ muted });
-        this.pushState(r, { muted });
-        return { muted };
-      }
-      default:
-        throw new CastError('rejected', `unknown command ${command}`);
-    }
+    return handler(sender, params, r, (change) => this.pushState(r, change));
   }
 
   private session(r: Receiver): Promise<CastSender> {
@@ -171,10 +150,12 @@ export class CastIntegration implements EndpointController {
   /** Opens the session once the device is known, so its state and presence are read before the first command. */
   private greet(r: Receiver): void {
     this.session(r).then(
-      () => this.setReachable(r, true),
       () => {
+        if (this.receivers.get(r.endpoint.id) === r) this.availability.set(r.endpoint.id, true);
+      },
+      (err: unknown) => {
         this.drop(r);
-        this.setReachable(r, false);
+        if (this.receivers.get(r.endpoint.id) === r) this.availability.set(r.endpoint.id, false, err);
       },
     );
   }
@@ -192,7 +173,7 @@ export class CastIntegration implements EndpointController {
       },
     });
     // Known from discovery; online once a command reached it.
-    if (r.reachable !== true) this.context?.setOnline(r.endpoint.id, false);
+    this.availability.reassert(r.endpoint.id);
   }
 
   private pushState(r: Receiver, change: Record<string, unknown>): void {
@@ -200,14 +181,49 @@ export class CastIntegration implements EndpointController {
     this.context?.emit({ type: 'STATE_UPDATE', deviceId: r.endpoint.id, state: change });
   }
 
-  private setReachable(r: Receiver, reachable: boolean): void {
-    if (r.reachable === reachable) return;
-    r.reachable = reachable;
-    this.context?.setOnline(r.endpoint.id, reachable);
-  }
-
   private drop(r: Receiver): void {
     r.sender?.close();
     r.sender = null;
   }
 }
+
+/** One command on an open session; `push` reports the state it leaves. */
+type CastCommand = (sender: CastSender, params: Record<string, unknown>, r: Receiver, push: (change: Record<string, unknown>) => void) => Promise<unknown>;
+
+const COMMAND_HANDLERS: Record<string, CastCommand> = {
+  play_url: async (sender, params, _r, push) => {
+    const url = typeof params.url === 'string' ? params.url : '';
+    if (!/^https?:\/\/\S+$/.test(url)) throw rejected('url must be an http(s) URL the receiver can fetch');
+    const contentType = typeof params.contentType === 'string' ? params.contentType : contentTypeOf(url);
+    const metadata = { ...(typeof params.title === 'string' ? { title: params.title } : {}), ...(typeof params.artist === 'string' ? { artist: params.artist } : {}) };
+    await sender.load(url, contentType, metadata);
+    push({ playback: 'playing', app: 'Default Media Receiver', title: (metadata as { title?: string }).title ?? url });
+    return { url, contentType };
+  },
+  ...Object.fromEntries(
+    (['play', 'pause', 'stop'] as const).map((command): [string, CastCommand] => [
+      command,
+      async (sender, _params, _r, push) => {
+        await sender.media(command.toUpperCase() as 'PLAY' | 'PAUSE' | 'STOP');
+        push({ playback: command === 'play' ? 'playing' : command === 'pause' ? 'paused' : 'stopped' });
+        return { command };
+      },
+    ]),
+  ),
+  seek: async (sender, params) => {
+    await sender.media('SEEK', { currentTime: Number(params.position) });
+    return { position: Number(params.position) };
+  },
+  volume_set: async (sender, params, _r, push) => {
+    const volume = Math.max(0, Math.min(100, Number(params.volume)));
+    await sender.setVolume({ level: volume / 100 });
+    push({ volume });
+    return { volume };
+  },
+  mute: async (sender, params, r, push) => {
+    const muted = typeof params.muted === 'boolean' ? params.muted : r.state.muted !== true;
+    await sender.setVolume({ muted });
+    push({ muted });
+    return { muted };
+  },
+};

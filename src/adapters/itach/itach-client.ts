@@ -2,8 +2,10 @@ import { connect, type Socket } from 'node:net';
 import { irErrors } from '../../domain/ir/errors.js';
 import { sendirLine, validateIrCommand, type IrCommand } from '../../domain/ir/ir-command.js';
 import type { IrTransmitter } from '../../domain/ir/transmitter.js';
-import { systemTimers, type TimerHandle, type Timers } from '../../platform/clock.js';
+import { systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
 import type { DomainError } from '../../platform/errors.js';
+import { describeNetworkCode, networkFailureOfCode } from '../../platform/network-failures.js';
+import type { IntegrationStatus } from '../../domain/drivers/builtin.js';
 
 /**
  * Client of Global Caché iTach IR extenders (TCP API, port 4998): the adapter behind the
@@ -43,6 +45,8 @@ export interface ItachClientOptions {
   onTransmit?: (info: ItachTransmit) => void;
   /** Connect, reply and idle timers (default: Node's, unreferenced). */
   timers?: Timers;
+  /** When an extender's health was found (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface ItachSendResult {
@@ -132,26 +136,14 @@ class LinkDropped extends Error {
   }
 }
 
-type Settings = Required<Omit<ItachClientOptions, 'log' | 'onTransmit'>> & Pick<ItachClientOptions, 'onTransmit'> & { log: ItachLog };
+type Settings = Required<Omit<ItachClientOptions, 'log' | 'onTransmit' | 'clock'>> & Pick<ItachClientOptions, 'onTransmit'> & { log: ItachLog };
 
 function socketError(err: NodeJS.ErrnoException, host: string, port: number): DomainError {
   const code = err.code ?? err.message;
-  if (code === 'ETIMEDOUT') {
+  if (networkFailureOfCode(code) === 'timeout') {
     return irErrors.IR_EXTENDER_TIMEOUT({ extender: `${host}:${port}`, what: `timed out (${code})` }, { details: { host, port, cause: code } });
   }
-  const what: Record<string, string> = {
-    ECONNREFUSED: 'refused the connection',
-    EHOSTUNREACH: 'is unreachable (no route to host)',
-    ENETUNREACH: 'is unreachable (network unreachable)',
-    EHOSTDOWN: 'is down',
-    ECONNRESET: 'reset the connection',
-    ECONNABORTED: 'aborted the connection',
-    EPIPE: 'closed the connection',
-    ENOTFOUND: 'could not be resolved',
-    EAI_AGAIN: 'could not be resolved',
-    EADDRNOTAVAIL: 'address is not available',
-  };
-  return irErrors.IR_EXTENDER_UNREACHABLE({ extender: `${host}:${port}`, what: what[code] ?? `failed (${code})` }, { details: { host, port, cause: code } });
+  return irErrors.IR_EXTENDER_UNREACHABLE({ extender: `${host}:${port}`, what: describeNetworkCode(code) }, { details: { host, port, cause: code } });
 }
 
 /** One TCP connection to an extender. Owns its socket, its line buffer and the pending exchange. */
@@ -313,6 +305,25 @@ class Link {
   }
 }
 
+/** Whether an extender's connection is up: what the last command (or connection attempt) found. */
+export interface ExtenderHealth {
+  host: string;
+  /** `up`: it took the last connection and answered; `failing`: it could not be reached, or did not answer in time. */
+  state: 'up' | 'failing';
+  /** `failing`: why. */
+  lastError?: string;
+  /** When that was found (clock time). */
+  at: number;
+}
+
+/** The outcome of a command that tells of the extender's connection: it answered, or could not be reached or timed out. */
+function healthOf(err: unknown): 'up' | 'failing' | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (code === irErrors.IR_EXTENDER_UNREACHABLE.code || code === irErrors.IR_EXTENDER_TIMEOUT.code) return 'failing';
+  if (code === irErrors.IR_EXTENDER_ERROR.code || code === irErrors.IR_EXTENDER_BUSY.code || code === irErrors.IR_EXTENDER_PROTOCOL_ERROR.code) return 'up';
+  return undefined;
+}
+
 /** The command queue and the (at most one) connection of one extender host. */
 class Channel {
   private link: Link | undefined;
@@ -320,10 +331,12 @@ class Channel {
   private busy = false;
   private closed = false;
   private idleTimer: TimerHandle | undefined;
+  health: ExtenderHealth | undefined;
 
   constructor(
     private readonly host: string,
     private readonly s: Settings,
+    private readonly clock: Clock,
   ) {}
 
   enqueue(job: Job): void {
@@ -354,13 +367,23 @@ class Channel {
     this.busy = true;
     this.disarmIdle();
     try {
-      job.resolve(await this.run(job));
+      const result = await this.run(job);
+      this.found('up');
+      job.resolve(result);
     } catch (err) {
-      job.reject(this.closed ? closedError() : err instanceof LinkDropped ? err.error : err);
+      const error = this.closed ? closedError() : err instanceof LinkDropped ? err.error : err;
+      const health = this.closed ? undefined : healthOf(error);
+      if (health) this.found(health, error);
+      job.reject(error);
     } finally {
       this.busy = false;
     }
     void this.pump();
+  }
+
+  private found(state: 'up' | 'failing', err?: unknown): void {
+    if (state === 'failing' && this.health?.state !== 'failing') this.s.log.warn({ host: this.host, err: err instanceof Error ? err.message : String(err) }, 'iTach extender cannot be reached');
+    this.health = { host: this.host, state, at: this.clock.now(), ...(state === 'failing' && err instanceof Error ? { lastError: err.message } : {}) };
   }
 
   private async run(job: Job): Promise<ItachSendResult> {
@@ -468,11 +491,13 @@ function closedError(): DomainError {
 
 export class ItachClient implements IrTransmitter {
   private readonly s: Settings;
+  private readonly clock: Clock;
   private readonly channels = new Map<string, Channel>();
   private nextId = 1;
   private closed = false;
 
   constructor(options: ItachClientOptions = {}) {
+    this.clock = options.clock ?? systemClock;
     this.s = {
       port: options.port ?? DEFAULTS.port,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
@@ -501,11 +526,29 @@ export class ItachClient implements IrTransmitter {
     return new Promise<ItachSendResult>((resolve, reject) => {
       let channel = this.channels.get(host);
       if (!channel) {
-        channel = new Channel(host, this.s);
+        channel = new Channel(host, this.s, this.clock);
         this.channels.set(host, channel);
       }
       channel.enqueue({ cmd, id, line, resolve, reject });
     });
+  }
+
+  /** The extenders used so far, and whether their connection is up or failing. */
+  extenders(): ExtenderHealth[] {
+    return [...this.channels.values()].map((c) => c.health).filter((h): h is ExtenderHealth => h !== undefined);
+  }
+
+  /**
+   * As a built-in integration (GENERIC_IR in `integrations.list`): `degraded` while an extender it
+   * used cannot be reached (`unreachable` counts the extenders), `off` once closed. The devices are
+   * the registry's GENERIC_IR devices, counted by the hub.
+   */
+  status(): IntegrationStatus {
+    if (this.closed) return { status: 'off' };
+    const failing = this.extenders().filter((e) => e.state === 'failing');
+    if (failing.length === 0) return { status: 'running' };
+    const last = failing.reduce((a, b) => (b.at > a.at ? b : a));
+    return { status: 'degraded', unreachable: failing.length, ...(last.lastError ? { lastError: last.lastError } : {}) };
   }
 
   /** Closes every connection; queued and in-flight commands fail with IR_CLIENT_CLOSED. */

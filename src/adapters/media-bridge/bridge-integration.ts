@@ -1,9 +1,9 @@
-import type { BuiltInDriverContext } from '../../domain/drivers/builtin.js';
+import { systemTimers, type Timers } from '../../platform/clock.js';
+import { errorCode, messageOf, NetworkFailureError, networkFailureOf } from '../../platform/network-failures.js';
+import { DeviceAvailability, runBuiltInAction, type ActionSpec, type BuiltInDriverContext, type CommandHandler, type IntegrationStatus } from '../../domain/drivers/builtin.js';
 import type { ServerToDriverMessage } from '../../domain/drivers/messages.js';
 import type { MediaEndpoint, NormalizedCommand } from '../../domain/media/model.js';
 import type { EndpointController } from '../../domain/media/ports.js';
-
-type Action = Extract<ServerToDriverMessage, { type: 'ACTION' }>;
 
 /**
  * The device commands a bridge endpoint's device offers for each normalized command it
@@ -49,7 +49,6 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 interface Bridged {
   endpoint: MediaEndpoint;
   announced: boolean;
-  reachable: boolean | null;
 }
 
 /**
@@ -62,32 +61,61 @@ interface Bridged {
 export class BridgeIntegration implements EndpointController {
   readonly kind = 'bridge' as const;
   readonly driverKey = 'media-bridge';
+  readonly name = 'Media bridge endpoints';
   private context: BuiltInDriverContext | null = null;
   private readonly bridged = new Map<string, Bridged>();
+  private readonly availability = new DeviceAvailability();
+  private readonly actions: ActionSpec<Bridged>;
 
-  constructor(private readonly fetcher: typeof fetch = fetch) {}
+  constructor(private readonly options: { timers?: Timers; fetcher?: typeof fetch } = {}) {
+    this.actions = {
+      context: () => this.context,
+      timers: options.timers ?? systemTimers,
+      timeoutMs: (entry) => entry.endpoint.bridge?.timeoutMs ?? 5000,
+      target: (deviceId) => {
+        const entry = this.bridged.get(deviceId);
+        if (!entry?.endpoint.bridge) throw new NetworkFailureError('rejected', 'the endpoint is not registered (disabled or removed)');
+        return entry;
+      },
+      handler: (command, entry) => this.handlerFor(command, entry),
+      settled: (entry, outcome) => {
+        if (this.bridged.get(entry.endpoint.id) !== entry) return;
+        // The callback answered (whatever it said), or could not be reached.
+        if (outcome.ok || (outcome.failure !== 'unreachable' && outcome.failure !== 'timeout')) this.availability.set(entry.endpoint.id, true);
+        else this.availability.set(entry.endpoint.id, false, outcome.error);
+      },
+    };
+  }
 
   connect(context: BuiltInDriverContext): void {
     this.context = context;
+    this.availability.bind(context);
   }
 
   disconnect(): void {
     this.context = null;
+    this.availability.bind(null);
+  }
+
+  status(): IntegrationStatus {
+    return this.availability.status();
   }
 
   control(endpoint: MediaEndpoint): void {
     const existing = this.bridged.get(endpoint.id);
-    const entry: Bridged = { endpoint, announced: existing?.announced ?? false, reachable: existing?.reachable ?? null };
+    const entry: Bridged = { endpoint, announced: existing?.announced ?? false };
     this.bridged.set(endpoint.id, entry);
+    this.availability.track(endpoint.id);
     this.announce(entry);
     // Until the registrant or a command says it is there, a bridged endpoint loaded from storage is not vouched for.
-    if (entry.reachable !== true) this.setReachable(entry, false, true);
+    if (this.availability.get(endpoint.id) !== true) this.availability.set(endpoint.id, false, 'the registrant has not reported since the endpoint was loaded', { force: true });
   }
 
   release(endpointId: string): void {
     const entry = this.bridged.get(endpointId);
     if (!entry) return;
     this.bridged.delete(endpointId);
+    this.availability.forget(endpointId);
     this.context?.emit({ type: 'DEVICE_REMOVED', deviceId: endpointId });
   }
 
@@ -95,56 +123,54 @@ export class BridgeIntegration implements EndpointController {
     const entry = this.bridged.get(endpointId);
     if (!entry) return;
     if (Object.keys(state).length > 0) this.context?.emit({ type: 'STATE_UPDATE', deviceId: endpointId, state });
-    this.setReachable(entry, true);
+    this.availability.set(endpointId, true);
   }
 
   receive(message: ServerToDriverMessage): void {
-    if (message.type !== 'ACTION' && message.type !== 'COMMAND_EXECUTE') return;
-    const action = message as Action;
-    const entry = this.bridged.get(action.deviceId);
-    if (entry && action.command === 'play_url' && entry.endpoint.bridge?.playsUrls) {
-      const { url, mode } = action.params as { url?: unknown; mode?: unknown };
-      void this.forward(entry, action, 'play_url', { url, ...(typeof mode === 'string' ? { mode } : {}) });
-      return;
-    }
-    const mapped = NORMALIZED_OF.get(action.command);
-    if (!entry || !mapped || !entry.endpoint.bridge?.commands.includes(mapped.command)) {
-      this.context?.fail(action.actionId, 'rejected', entry ? `the endpoint does not take ${action.command}` : 'the endpoint is not registered (disabled or removed)');
-      return;
-    }
-    void this.forward(entry, action, mapped.command, mapped.send(action.params));
+    runBuiltInAction(this.actions, message);
   }
 
-  private async forward(entry: Bridged, action: Action, command: NormalizedCommand | 'play_url', params: Record<string, unknown>): Promise<void> {
+  /** The device command as the normalized command the registrant takes, POSTed to its callback. */
+  private handlerFor(command: string, entry: Bridged): CommandHandler<Bridged> {
     const bridge = entry.endpoint.bridge!;
-    const fail = (failure: 'unreachable' | 'timeout' | 'rejected', reason: string) => this.context?.fail(action.actionId, failure, reason);
+    if (command === 'play_url' && bridge.playsUrls) {
+      return (e, params, { signal }) => {
+        const { url, mode } = params as { url?: unknown; mode?: unknown };
+        return this.forward(e, 'play_url', { url, ...(typeof mode === 'string' ? { mode } : {}) }, signal);
+      };
+    }
+    const mapped = NORMALIZED_OF.get(command);
+    if (!mapped || !bridge.commands.includes(mapped.command)) throw new NetworkFailureError('unsupported', `the endpoint does not take ${command}`);
+    return (e, params, { signal }) => this.forward(e, mapped.command, mapped.send(params), signal);
+  }
+
+  private async forward(entry: Bridged, command: NormalizedCommand | 'play_url', params: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    const bridge = entry.endpoint.bridge!;
     let response: Response;
     try {
-      response = await this.fetcher(bridge.callbackUrl, {
+      response = await (this.options.fetcher ?? fetch)(bridge.callbackUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', ...(bridge.callbackToken ? { authorization: `Bearer ${bridge.callbackToken}` } : {}) },
         body: JSON.stringify({ endpointId: entry.endpoint.id, command, params }),
-        signal: AbortSignal.timeout(bridge.timeoutMs),
+        signal,
         redirect: 'error',
       });
     } catch (err) {
-      const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-      this.setReachable(entry, false);
-      return void fail(timedOut ? 'timeout' : 'unreachable', timedOut ? `no answer from the callback within ${bridge.timeoutMs} ms` : `the callback could not be reached (${causeOf(err)})`);
+      const cause = networkFailureOf(err) === 'timeout' ? 'timeout' : 'unreachable';
+      throw new NetworkFailureError(cause, cause === 'timeout' ? `no answer from the callback within ${bridge.timeoutMs} ms` : `the callback could not be reached (${errorCode(err) ?? messageOf(err)})`, { cause: err });
     }
     let body: unknown;
     try {
       body = await readJson(response);
     } catch (err) {
-      this.setReachable(entry, false);
-      return void fail('unreachable', `the callback's answer could not be read (${causeOf(err)})`);
+      throw new NetworkFailureError('unreachable', `the callback's answer could not be read (${errorCode(err) ?? messageOf(err)})`, { cause: err });
     }
-    this.setReachable(entry, true);
     const message = (body as { error?: { message?: unknown }; message?: unknown } | undefined)?.error?.message ?? (body as { message?: unknown } | undefined)?.message;
     const reason = `the callback answered HTTP ${response.status}${typeof message === 'string' ? `: ${message}` : ''}`;
-    if (response.status >= 400 && response.status < 500) return void fail('rejected', reason);
-    if (!response.ok) return void this.context?.emit({ type: 'ACTION_RESULT', actionId: action.actionId, ok: false, error: reason });
-    this.context?.emit({ type: 'ACTION_RESULT', actionId: action.actionId, ok: true, ...(body === undefined ? {} : { result: body }) });
+    // Its 4xx refuses the command (422); its 5xx is its own failure (502, the driver's error).
+    if (response.status >= 400 && response.status < 500) throw new NetworkFailureError('rejected', reason);
+    if (!response.ok) throw new Error(reason);
+    return body;
   }
 
   private announce(entry: Bridged): void {
@@ -165,17 +191,6 @@ export class BridgeIntegration implements EndpointController {
       },
     });
   }
-
-  private setReachable(entry: Bridged, reachable: boolean, force = false): void {
-    if (entry.reachable === reachable && !force) return;
-    entry.reachable = reachable;
-    this.context?.setOnline(entry.endpoint.id, reachable);
-  }
-}
-
-function causeOf(err: unknown): string {
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-  return cause instanceof Error ? (('code' in cause && typeof cause.code === 'string' ? cause.code : '') || cause.message) : String(cause);
 }
 
 /** The answer as JSON when it is JSON, undefined when empty or not JSON; at most 1 MiB is read. */

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { networkFailureOf, type NetworkFailure } from '../../platform/network-failures.js';
 import { commandLine, parseAck, type MpdAck } from './protocol.js';
 
 export type MpdFailure = 'ack' | 'unreachable' | 'timeout' | 'closed' | 'protocol';
@@ -12,6 +13,21 @@ export class MpdError extends Error {
     readonly ack?: MpdAck,
   ) {
     super(message);
+  }
+
+  /** The failure's cause (platform/network-failures.ts): MPD's ACK refuses the command; a garbled answer has none. */
+  get networkFailure(): NetworkFailure | undefined {
+    switch (this.failure) {
+      case 'ack':
+        return 'rejected';
+      case 'timeout':
+        return 'timeout';
+      case 'unreachable':
+      case 'closed':
+        return 'unreachable';
+      default:
+        return undefined;
+    }
   }
 }
 
@@ -123,8 +139,8 @@ export class MpdConnection {
       socket.setNoDelay(true);
       socket.on('data', (chunk: string) => this.receive(chunk));
       socket.on('error', (err: NodeJS.ErrnoException) => {
-        const unreachable = ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(err.code ?? '');
-        this.end(new MpdError(unreachable ? 'unreachable' : 'closed', `MPD at ${host}:${port}: ${err.code ?? err.message}`));
+        const cause = networkFailureOf(err);
+        this.end(new MpdError(cause === 'unreachable' || cause === 'timeout' ? cause : 'closed', `MPD at ${host}:${port}: ${err.code ?? err.message}`));
       });
       socket.on('close', () => this.end(new MpdError('closed', `MPD at ${host}:${port} closed the connection`)));
     });

@@ -1,3 +1,4 @@
+import { Backoff } from '../../platform/backoff.js';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { ControlAction, LocalPlayerState, MusicItem, SearchType, Song } from '../../domain/music/model.js';
 import { LocalPlayerFailure, type LocalPlayer } from '../../domain/music/ports.js';
@@ -48,11 +49,11 @@ export class MpdPlayer implements LocalPlayer {
   private listener: ((state: LocalPlayerState) => void) | null = null;
   private running = false;
   private retry: TimerHandle | null = null;
-  private retryMs: number;
+  private readonly backoff: Backoff;
   private generation = 0;
 
   constructor(private readonly o: MpdPlayerOptions) {
-    this.retryMs = o.retryMs;
+    this.backoff = new Backoff({ initialMs: o.retryMs, maxMs: o.maxRetryMs });
     this.state = this.disconnected('not connected yet');
   }
 
@@ -245,7 +246,7 @@ export class MpdPlayer implements LocalPlayer {
       }
       this.commands = commands;
       this.idler = idler;
-      this.retryMs = this.o.retryMs;
+      this.backoff.succeed();
       await this.refresh(generation);
       this.o.log.info({ host: this.o.host, port: this.o.port, version: commands.version }, 'MPD connected');
       void this.watch(generation, idler);
@@ -301,8 +302,7 @@ export class MpdPlayer implements LocalPlayer {
     const wasConnected = this.state.connected;
     if (wasConnected || this.state.error !== reason) this.publish(this.disconnected(reason));
     if (!this.running || this.retry) return;
-    const delay = this.retryMs;
-    this.retryMs = Math.min(this.retryMs * 2, this.o.maxRetryMs);
+    const delay = this.backoff.fail();
     this.retry = this.o.timers.setTimeout(() => {
       this.retry = null;
       if (this.running) void this.connect();

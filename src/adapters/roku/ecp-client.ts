@@ -1,6 +1,7 @@
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { networkFailureOf } from '../../platform/network-failures.js';
 import { RokuEcpError, type RokuEcpFailure } from './ecp-errors.js';
 import { ecpKeySegment } from './ecp-keys.js';
 
@@ -144,8 +145,6 @@ function appOf(node: unknown): RokuApp | undefined {
 function hostHeader(host: string, port: number): string {
   return `${isIPv6(host) ? `[${host}]` : host}:${port}`;
 }
-
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
 
 interface Answer {
   contentType: string;
@@ -320,8 +319,9 @@ export class RokuEcpClient {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.name === 'AbortError' || err.name === 'TimeoutError') fail('timeout', `no answer within ${this.timeoutMs} ms`, undefined, err);
-        else if (err.code !== undefined && UNREACHABLE_CODES.has(err.code)) fail('unreachable', `the device is unreachable (${err.code})`, undefined, err);
+        const cause = networkFailureOf(err);
+        if (cause === 'timeout') fail('timeout', `no answer within ${this.timeoutMs} ms`, undefined, err);
+        else if (cause === 'unreachable') fail('unreachable', `the device is unreachable (${err.code})`, undefined, err);
         else fail('unreachable', `the request failed: ${err.message}`, undefined, err);
       });
       req.on('response', (res: IncomingMessage) => {

@@ -1,4 +1,5 @@
 import type { FailureKind } from '../../platform/errors.js';
+import type { NetworkFailure } from '../../platform/network-failures.js';
 
 /**
  * Why an ECP request failed, in terms a caller can act on:
@@ -39,5 +40,24 @@ export class RokuEcpError extends Error {
   ) {
     super(message, options);
     this.kind = KIND_BY_FAILURE[failure];
+  }
+
+  /**
+   * The failure's cause (platform/network-failures.ts): no connection, no answer, a request the
+   * hub or the device refused (404: no such app or path; 501: no such command); a device that
+   * answered with its own trouble (another status, a malformed answer) has none.
+   */
+  get networkFailure(): NetworkFailure | undefined {
+    switch (this.failure) {
+      case 'unreachable':
+      case 'timeout':
+        return this.failure;
+      case 'invalid_request':
+        return 'rejected';
+      case 'http_status':
+        return this.status === 404 ? 'rejected' : this.status === 501 ? 'unsupported' : undefined;
+      default:
+        return undefined;
+    }
   }
 }

@@ -1,11 +1,12 @@
 import { Agent } from 'node:http';
-import type { TimerHandle, Timers } from '../../platform/clock.js';
-import type { BuiltInDriverContext } from '../../domain/drivers/builtin.js';
+import type { Clock, Timers } from '../../platform/clock.js';
+import { NetworkFailureError, rejected } from '../../platform/network-failures.js';
+import { runBuiltInAction, type ActionSpec, type BuiltInDriverContext, type CommandHandler, type IntegrationStatus } from '../../domain/drivers/builtin.js';
+import { PollingCoordinator } from '../../domain/drivers/coordinator.js';
 import type { ServerToDriverMessage } from '../../domain/drivers/messages.js';
 import type { DiscoveredEndpoint, MediaEndpoint } from '../../domain/media/model.js';
 import type { EndpointController } from '../../domain/media/ports.js';
 import { ROKU_ECP_PORT, RokuEcpClient, type RokuDeviceInfo } from './ecp-client.js';
-import { RokuEcpError } from './ecp-errors.js';
 import { ECP_KEYS } from './ecp-keys.js';
 
 export interface RokuIntegrationOptions {
@@ -13,11 +14,10 @@ export interface RokuIntegrationOptions {
   pollIntervalMs: number;
   /** Per ECP request, connection included (ms). */
   requestTimeoutMs: number;
+  clock: Clock;
   timers: Timers;
   log: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
 }
-
-type Action = Extract<ServerToDriverMessage, { type: 'ACTION' }>;
 
 /** Roku's system channel that plays a URL. */
 const PLAY_ON_ROKU = '15985';
@@ -128,16 +128,12 @@ function commandsFor(info: RokuDeviceInfo) {
   return commands;
 }
 
-/** One Roku the integration controls: its client, its last known state and its poll timer. */
+/** One Roku the integration controls: its client and its last known state (its polls are the coordinator's). */
 class RokuPlayer {
   client: RokuEcpClient;
   info: RokuDeviceInfo | null = null;
   state: Record<string, unknown> = {};
   announced = false;
-  reachable: boolean | null = null;
-  polling: Promise<void> | null = null;
-  timer: TimerHandle | null = null;
-  soon: TimerHandle | null = null;
 
   constructor(
     public endpoint: MediaEndpoint,
@@ -148,31 +144,70 @@ class RokuPlayer {
   }
 }
 
+type Handler = CommandHandler<RokuPlayer>;
+
 /**
  * The built-in Roku integration: every enabled Roku endpoint is a logical device of driver `roku`
- * (its id is the endpoint id). It polls each device over ECP (device-info, active-app,
- * media-player) into the state authority, and answers the device's commands with ECP requests,
+ * (its id is the endpoint id). The polling coordinator reads each device over ECP (device-info,
+ * active-app, media-player) into the state authority, every poll interval while it answers and
+ * after a back-off while it does not (offline meanwhile); the device's commands are ECP requests,
  * each bounded by the request time-out so a dead Roku fails its own commands and nothing else.
  */
 export class RokuIntegration implements EndpointController {
   readonly kind = 'roku' as const;
   readonly driverKey = 'roku';
+  readonly name = 'Roku (ECP)';
   private context: BuiltInDriverContext | null = null;
   private readonly players = new Map<string, RokuPlayer>();
   /** One keep-alive pool for every Roku: a few sockets per device, reused by polls and commands. */
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 4, maxFreeSockets: 2 });
+  private readonly coordinator: PollingCoordinator;
+  private readonly commands: Record<string, Handler>;
+  private readonly actions: ActionSpec<RokuPlayer>;
 
-  constructor(private readonly options: RokuIntegrationOptions) {}
+  constructor(private readonly options: RokuIntegrationOptions) {
+    this.coordinator = new PollingCoordinator({
+      name: 'roku',
+      intervalMs: options.pollIntervalMs,
+      // A Roku that stopped answering is asked again after one interval, then less often, at most every 12.
+      backoff: { initialMs: options.pollIntervalMs, maxMs: options.pollIntervalMs * 12 },
+      clock: options.clock,
+      timers: options.timers,
+      update: (id) => this.pollOnce(id),
+      log: options.log,
+    });
+    this.commands = this.commandTable();
+    this.actions = {
+      context: () => this.context,
+      timers: options.timers,
+      // play and pause read the player before pressing: two requests.
+      timeoutMs: options.requestTimeoutMs * 2 + 1000,
+      target: (deviceId) => {
+        const player = this.players.get(deviceId);
+        if (!player) throw new NetworkFailureError('unreachable', `Roku ${deviceId} is not controlled (disabled or removed).`);
+        return player;
+      },
+      handler: (command) => this.commands[command],
+      settled: (player, outcome) => {
+        if (outcome.ok || this.players.get(player.endpoint.id) !== player) return;
+        if (outcome.failure === 'unreachable' || outcome.failure === 'timeout') this.coordinator.setUpdateError(player.endpoint.id, outcome.error);
+      },
+    };
+  }
 
   connect(context: BuiltInDriverContext): void {
     this.context = context;
-    for (const player of this.players.values()) this.schedule(player, 0);
+    this.coordinator.start(context);
   }
 
   disconnect(): void {
     this.context = null;
-    for (const player of this.players.values()) this.stopPolling(player);
+    this.coordinator.stop();
     this.agent.destroy();
+  }
+
+  status(): IntegrationStatus {
+    return this.coordinator.status();
   }
 
   control(endpoint: MediaEndpoint): void {
@@ -183,7 +218,8 @@ export class RokuIntegration implements EndpointController {
       if (renamed && existing.announced && existing.info) this.announce(existing, existing.info);
       return;
     }
-    if (existing) this.stopPolling(existing);
+    // A new address: a new client, polled afresh (its presence unknown until it answers).
+    if (existing) this.coordinator.remove(endpoint.id);
     const player = new RokuPlayer(endpoint, this.agent, this.options.requestTimeoutMs);
     if (existing) {
       player.state = existing.state;
@@ -191,13 +227,13 @@ export class RokuIntegration implements EndpointController {
       player.info = existing.info;
     }
     this.players.set(endpoint.id, player);
-    if (this.context) this.schedule(player, 0);
+    this.coordinator.add(endpoint.id);
   }
 
   release(endpointId: string): void {
     const player = this.players.get(endpointId);
     if (!player) return;
-    this.stopPolling(player);
+    this.coordinator.remove(endpointId);
     this.players.delete(endpointId);
     if (player.announced) this.context?.emit({ type: 'DEVICE_REMOVED', deviceId: endpointId });
   }
@@ -209,161 +245,99 @@ export class RokuIntegration implements EndpointController {
   }
 
   receive(message: ServerToDriverMessage): void {
-    if (message.type !== 'ACTION' && message.type !== 'COMMAND_EXECUTE') return;
-    const action = message as Action;
-    const player = this.players.get(action.deviceId);
-    if (!player) {
-      this.context?.emit({ type: 'ACTION_RESULT', actionId: action.actionId, ok: false, error: `Roku ${action.deviceId} is not controlled (disabled or removed).` });
-      return;
-    }
-    this.act(player, action).then(
-      (result) => this.context?.emit({ type: 'ACTION_RESULT', actionId: action.actionId, ok: true, ...(result === undefined ? {} : { result }) }),
-      (err: unknown) => this.failAction(player, action, err),
-    );
+    runBuiltInAction(this.actions, message);
   }
 
-  private async act(player: RokuPlayer, { command, params }: Action): Promise<unknown> {
-    const client = player.client;
-    const pressed = async (key: string) => {
-      await client.keypress(key);
-      this.schedule(player, 300);
+  /** Every command's handler: the named keys, and those that read, launch or check first. */
+  private commandTable(): Record<string, Handler> {
+    const pressed = async (player: RokuPlayer, key: string) => {
+      await player.client.keypress(key);
+      this.coordinator.refresh(player.endpoint.id, 300);
       return { key };
     };
-    switch (command) {
-      case 'play':
-      case 'pause': {
-        // ECP has one Play key that toggles: ask the player first, press only when it changes something.
-        const media = await client.mediaPlayer();
-        const playing = media.state === 'play' || media.state === 'buffer';
-        if ((command === 'play') === playing) return { key: null, unchanged: true };
-        return pressed('Play');
-      }
-      case 'turn_on':
-        return pressed('PowerOn');
-      case 'turn_off':
-        return pressed('PowerOff');
-      case 'select_input': {
+    const table: Record<string, Handler> = {};
+    for (const [command, key] of Object.entries(KEY_COMMANDS)) table[command] = (player) => pressed(player, key);
+    // ECP has one Play key that toggles: ask the player first, press only when it changes something.
+    const playOrPause = (wantPlaying: boolean): Handler => async (player) => {
+      const media = await player.client.mediaPlayer();
+      const playing = media.state === 'play' || media.state === 'buffer';
+      if (wantPlaying === playing) return { key: null, unchanged: true };
+      return pressed(player, 'Play');
+    };
+    return {
+      ...table,
+      play: playOrPause(true),
+      pause: playOrPause(false),
+      turn_on: (player) => pressed(player, 'PowerOn'),
+      turn_off: (player) => pressed(player, 'PowerOff'),
+      select_input: (player, params) => {
         const key = inputKey(params.input);
-        if (!key) throw new InvalidParams(`input must be one of ${Object.keys(INPUT_KEYS).join(', ')}`);
-        return pressed(key);
-      }
-      case 'keypress': {
-        if (typeof params.key !== 'string') throw new InvalidParams('key is required');
-        return pressed(params.key);
-      }
-      case 'play_url': {
+        if (!key) throw rejected(`input must be one of ${Object.keys(INPUT_KEYS).join(', ')}`);
+        return pressed(player, key);
+      },
+      keypress: (player, params) => {
+        if (typeof params.key !== 'string') throw rejected('key is required');
+        return pressed(player, params.key);
+      },
+      play_url: async (player, params) => {
         // The Play on Roku system channel (15985) fetches and plays what `u` names.
         const url = typeof params.url === 'string' ? params.url : '';
-        if (!/^https?:\/\/\S+$/.test(url)) throw new InvalidParams('url must be an http(s) URL the Roku can fetch');
+        if (!/^https?:\/\/\S+$/.test(url)) throw rejected('url must be an http(s) URL the Roku can fetch');
         const query: Record<string, string> = { t: params.kind === 'video' ? 'v' : 'a', u: url };
         if (typeof params.title === 'string') query.songname = params.title;
         if (typeof params.artist === 'string') query.artistname = params.artist;
-        await client.launch(PLAY_ON_ROKU, query);
-        this.schedule(player, 500);
+        await player.client.launch(PLAY_ON_ROKU, query);
+        this.coordinator.refresh(player.endpoint.id, 500);
         return { url };
-      }
-      case 'apps.list': {
-        const apps = await client.apps();
+      },
+      'apps.list': async (player) => {
+        const apps = await player.client.apps();
         return { apps: apps.map((a) => ({ id: a.id, name: a.name, type: a.type ?? 'appl', version: a.version ?? null })) };
-      }
-      case 'apps.icon': {
-        if (typeof params.appId !== 'string') throw new InvalidParams('appId is required');
-        const icon = await client.icon(params.appId);
+      },
+      'apps.icon': async (player, params) => {
+        if (typeof params.appId !== 'string') throw rejected('appId is required');
+        const icon = await player.client.icon(params.appId);
         return { contentType: icon.contentType, data: icon.bytes.toString('base64') };
-      }
-      case 'apps.launch': {
-        if (typeof params.appId !== 'string') throw new InvalidParams('appId is required');
+      },
+      'apps.launch': async (player, params) => {
+        if (typeof params.appId !== 'string') throw rejected('appId is required');
         const deepLink: Record<string, string> = {};
         if (typeof params.contentId === 'string') deepLink.contentId = params.contentId;
         if (typeof params.mediaType === 'string') deepLink.mediaType = params.mediaType;
-        await client.launch(params.appId, deepLink);
-        this.schedule(player, 500);
+        await player.client.launch(params.appId, deepLink);
+        this.coordinator.refresh(player.endpoint.id, 500);
         return { appId: params.appId };
-      }
-      default: {
-        const key = KEY_COMMANDS[command];
-        if (!key) throw new InvalidParams(`unknown command ${command}`);
-        return pressed(key);
-      }
-    }
+      },
+    };
   }
 
-  private failAction(player: RokuPlayer, action: Action, err: unknown): void {
-    const context = this.context;
-    if (!context) return;
-    if (err instanceof InvalidParams) return context.fail(action.actionId, 'rejected', err.message);
-    if (err instanceof RokuEcpError) {
-      if (err.failure === 'invalid_request') return context.fail(action.actionId, 'rejected', err.message);
-      if (err.failure === 'unreachable' || err.failure === 'timeout') {
-        this.markReachable(player, false);
-        return context.fail(action.actionId, err.failure, err.message);
-      }
-      // 404 to a launch or icon: the app is not installed; other statuses are the device's trouble.
-      if (err.failure === 'http_status' && err.status === 404) return context.fail(action.actionId, 'rejected', err.message);
-      return context.emit({ type: 'ACTION_RESULT', actionId: action.actionId, ok: false, error: err.message });
-    }
-    context.emit({ type: 'ACTION_RESULT', actionId: action.actionId, ok: false, error: err instanceof Error ? err.message : String(err) });
-  }
-
-  /** Polls now-ish (after `delayMs`), then every poll interval; a poll in flight is not doubled. */
-  private schedule(player: RokuPlayer, delayMs: number): void {
-    if (!this.context) return;
-    if (player.soon) this.options.timers.clearTimeout(player.soon);
-    player.soon = this.options.timers.setTimeout(() => {
-      player.soon = null;
-      void this.poll(player);
-    }, delayMs);
-    if (!player.timer) {
-      player.timer = this.options.timers.setInterval(() => void this.poll(player), this.options.pollIntervalMs);
-    }
-  }
-
-  private stopPolling(player: RokuPlayer): void {
-    if (player.timer) this.options.timers.clearInterval(player.timer);
-    if (player.soon) this.options.timers.clearTimeout(player.soon);
-    player.timer = null;
-    player.soon = null;
-  }
-
-  private poll(player: RokuPlayer): Promise<void> {
-    player.polling ??= this.pollOnce(player).finally(() => {
-      player.polling = null;
-    });
-    return player.polling;
-  }
-
-  private async pollOnce(player: RokuPlayer): Promise<void> {
-    if (!this.context || this.players.get(player.endpoint.id) !== player) return;
-    try {
-      const [info, active, media] = await Promise.all([player.client.deviceInfo(), player.client.activeApp(), player.client.mediaPlayer()]);
-      if (this.players.get(player.endpoint.id) !== player) return;
-      const next: Record<string, unknown> = {
-        power: powerOf(info.powerMode) ?? null,
-        app: active.app?.name ?? 'Home',
-        app_id: active.app?.id ?? null,
-        playback: playbackOf(media.state),
-        position: media.positionMs === undefined ? null : Math.round(media.positionMs / 1000),
-        duration: media.durationMs === undefined ? null : Math.round(media.durationMs / 1000),
-      };
-      if (!player.announced) {
-        player.info = info;
-        player.state = next;
-        player.reachable = true;
-        this.announce(player, info);
-        return;
-      }
-      // The owner renamed it on the TV: the device follows, unless the hub has a label for it.
-      const renamed = player.info?.userDeviceName !== info.userDeviceName;
+  /** One poll of one Roku (the coordinator's `update`): throws when it did not answer. */
+  private async pollOnce(id: string): Promise<void> {
+    const player = this.players.get(id);
+    if (!this.context || !player) return;
+    const [info, active, media] = await Promise.all([player.client.deviceInfo(), player.client.activeApp(), player.client.mediaPlayer()]);
+    if (this.players.get(id) !== player || !this.context) return;
+    const next: Record<string, unknown> = {
+      power: powerOf(info.powerMode) ?? null,
+      app: active.app?.name ?? 'Home',
+      app_id: active.app?.id ?? null,
+      playback: playbackOf(media.state),
+      position: media.positionMs === undefined ? null : Math.round(media.positionMs / 1000),
+      duration: media.durationMs === undefined ? null : Math.round(media.durationMs / 1000),
+    };
+    if (!player.announced) {
       player.info = info;
-      if (renamed && player.endpoint.label === null) this.announce(player, info);
-      const changed = Object.fromEntries(Object.entries(next).filter(([k, v]) => player.state[k] !== v));
       player.state = next;
-      if (Object.keys(changed).length > 0) this.context.emit({ type: 'STATE_UPDATE', deviceId: player.endpoint.id, state: changed });
-      this.markReachable(player, true);
-    } catch (err) {
-      if (player.reachable !== false) this.options.log.warn({ endpointId: player.endpoint.id, err: err instanceof Error ? err.message : String(err) }, 'Roku did not answer its poll');
-      this.markReachable(player, false);
+      this.announce(player, info);
+      return;
     }
+    // The owner renamed it on the TV: the device follows, unless the hub has a label for it.
+    const renamed = player.info?.userDeviceName !== info.userDeviceName;
+    player.info = info;
+    if (renamed && player.endpoint.label === null) this.announce(player, info);
+    const changed = Object.fromEntries(Object.entries(next).filter(([k, v]) => player.state[k] !== v));
+    player.state = next;
+    if (Object.keys(changed).length > 0) this.context.emit({ type: 'STATE_UPDATE', deviceId: id, state: changed });
   }
 
   private announce(player: RokuPlayer, info: RokuDeviceInfo): void {
@@ -389,17 +363,7 @@ export class RokuIntegration implements EndpointController {
       },
     });
   }
-
-  /** Reports a change of reachability of an announced device (an unannounced one has no device yet). */
-  private markReachable(player: RokuPlayer, reachable: boolean): void {
-    const was = player.reachable;
-    player.reachable = reachable;
-    if (player.announced && was !== reachable) this.context?.setOnline(player.endpoint.id, reachable);
-  }
 }
-
-/** A parameter the integration refuses before anything is sent. */
-class InvalidParams extends Error {}
 
 /** The endpoint a Roku's device-info describes; its serial number is its identity. */
 export function endpointOf(info: RokuDeviceInfo, host: string, port: number, origin: DiscoveredEndpoint['origin']): DiscoveredEndpoint {

@@ -5,7 +5,7 @@ import { defineModule } from '../../platform/module.js';
 import type { DomainEventBus } from '../events.js';
 import { accessoryHubErrors } from './errors.js';
 import { HomebridgeSupervisor, type AccessoryHubDeps } from './homebridge.js';
-import { attachBuiltInDriver } from '../drivers/builtin.js';
+import { attachBuiltInDriver, type BuiltInIntegrations } from '../drivers/builtin.js';
 import type { DriverManager } from '../drivers/driver-manager.js';
 import { AccessoryImports, type ImportedAccessory } from './imports.js';
 import { accessoryHubOperations, importOperations, pluginBridgeOperations, pluginOperations } from './operations.js';
@@ -20,6 +20,8 @@ export interface ImportSettings {
   store: DocumentRepository<ImportedAccessory>;
   manager: DriverManager;
   pollMs: number;
+  /** Where the imports are listed with their status (`integrations.list`). */
+  integrations?: BuiltInIntegrations;
 }
 
 export interface BridgeSettings {
@@ -106,7 +108,18 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
       await homebridge?.start();
       if (imports && !('off' in deps)) {
         await imports.load();
-        detach = attachBuiltInDriver(deps.imports.manager, imports, deps.log);
+        const hub = homebridge;
+        detach = attachBuiltInDriver(deps.imports.manager, imports, deps.log, {
+          ...(deps.imports.integrations ? { integrations: deps.imports.integrations } : {}),
+          name: 'Homebridge imports',
+          // Its devices' presence, and whether the Homebridge they come through runs at all.
+          async status(own) {
+            if (!hub || own.status === 'off') return own;
+            const { state, lastError } = await hub.status();
+            if (state === 'failed' || state === 'backoff') return { ...own, status: 'failed', lastError: lastError ?? `Homebridge is ${state}` };
+            return own;
+          },
+        });
       }
     },
     async stop() {

@@ -1,6 +1,7 @@
 import type { Clock, Timers } from '../../platform/clock.js';
 import { defineModule, type ModuleLog } from '../../platform/module.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
+import { BuiltInIntegrations } from './builtin.js';
 import type { DriverManager } from './driver-manager.js';
 import type { DriverSettingsRepository } from './driver-settings.js';
 import type { DependencyInstallSettings } from './local/dependencies.js';
@@ -32,14 +33,18 @@ export function driversModule({ driversDir, manager, registry, settings, clock, 
   const localDrivers = new LocalDriverSupervisor({ driversDir, manager, settings, clock, timers, log, ...(placement ? { placement } : {}) });
   const driverPackages = new DriverPackages({ driversDir, supervisor: localDrivers, clock, log, ...packages });
   const countDevices = (driverKey: string) => registry.list().filter((d) => d.driverKey === driverKey).length;
+  // The integrations built into the hub register here (the media, music and accessory hub modules,
+  // and the composition root for the IR extenders), so that `integrations.list` has every one.
+  const builtIns = new BuiltInIntegrations();
   return defineModule({
     name: 'drivers',
     needs: ['devices'],
     localDrivers,
     driverPackages,
+    builtIns,
     operations: {
       drivers: driverOperations(manager, localDrivers, driverPackages),
-      integrations: integrationOperations(manager, localDrivers, countDevices),
+      integrations: integrationOperations(manager, localDrivers, countDevices, builtIns),
     },
     async start() {
       await localDrivers.start();

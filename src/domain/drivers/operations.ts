@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ADMIN_FROM_ANY_APP, defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import type { BuiltInIntegrations } from './builtin.js';
 import type { DriverManager } from './driver-manager.js';
 import { driverErrors } from './errors.js';
 import type { DriverPackages, DriverUpload } from './local/packages.js';
@@ -171,29 +172,37 @@ export function driverOperations(manager: DriverManager, local: LocalDriverSuper
 }
 
 const Integration = Type.Object({
-  key: Type.String({ description: 'The driverKey.' }),
+  key: Type.String({ description: 'The driverKey (`mpd` for the MPD targets, which are no driver).' }),
   name: Type.String(),
-  kind: Type.String({ description: '`local` (a manifest run by the hub), `websocket` (an external driver) or `builtin` (GENERIC_IR).' }),
-  status: Type.String(),
+  kind: Type.String({ description: '`local` (a manifest run by the hub), `websocket` (an external driver) or `builtin` (an integration built into the hub: GENERIC_IR, Roku, Android TV, Cast, media bridge endpoints, MPD targets, Homebridge imports).' }),
+  status: Type.String({
+    description:
+      'A local driver: its process status (`running`, `starting`, `backoff`, `stopped`, `invalid`, `standby`). A WebSocket driver: `connected`. A built-in integration: `running` (every device it controls answers), `degraded` (`unreachable` of them do not), `failed` (it cannot work at all; `lastError` says why) or `off` (not in service).',
+  }),
   connected: Type.Boolean(),
   instances: Type.Integer(),
   devices: Type.Integer(),
+  unreachable: Type.Optional(Type.Integer({ description: 'Status `degraded`: how many of its devices (GENERIC_IR: IR extenders) cannot be reached now.' })),
+  lastError: Type.Optional(Type.String({ description: 'Why it is not `running`, when it knows.' })),
 });
 
+type IntegrationView = { key: string; name: string; kind: string; status: string; connected: boolean; instances: number; devices: number; unreachable?: number; lastError?: string };
+
 /** Integrations (every kind of driver the hub knows), live connections and driver messages. */
-export function integrationOperations(manager: DriverManager, local: LocalDriverSupervisor, deviceCount: (driverKey: string) => number) {
+export function integrationOperations(manager: DriverManager, local: LocalDriverSupervisor, deviceCount: (driverKey: string) => number, builtIns: BuiltInIntegrations) {
   return {
     integrations: defineOperation({
       name: 'integrations.list',
-      summary: 'Every integration: local driver manifests, connected WebSocket drivers and the built-in GENERIC_IR.',
-      description: 'Admins only, from any app: what runs the home (driver processes, their errors, device counts) is for those who administer it.',
+      summary: 'Every integration with its status: local driver manifests, connected WebSocket drivers and the built-in integrations (GENERIC_IR, Roku, Android TV, Cast, media bridge, MPD targets, Homebridge imports).',
+      description:
+        'Admins only, from any app: what runs the home (driver processes, their errors, device counts) is for those who administer it. A built-in integration is listed when it is configured, with its real status: `degraded` while some of its devices cannot be reached (`unreachable`, `lastError`), `failed` when it cannot work, `off` when not in service.',
       access: ADMIN_FROM_ANY_APP,
       input: Type.Object({}),
       output: Type.Object({ integrations: Type.Array(Integration) }),
       async handler() {
         const connected = manager.list();
         const instances = (key: string) => connected.filter((c) => c.driverKey === key).length;
-        const out: Array<{ key: string; name: string; kind: string; status: string; connected: boolean; instances: number; devices: number }> = local.list().map((d) => ({
+        const out: IntegrationView[] = local.list().map((d) => ({
           key: d.driverKey,
           name: d.name ?? d.driverKey,
           kind: 'local',
@@ -201,12 +210,25 @@ export function integrationOperations(manager: DriverManager, local: LocalDriver
           connected: instances(d.driverKey) > 0,
           instances: instances(d.driverKey),
           devices: deviceCount(d.driverKey),
+          ...(d.lastError ? { lastError: d.lastError } : {}),
         }));
         for (const key of new Set(connected.filter((c) => c.transport === 'websocket').map((c) => c.driverKey))) {
           if (out.some((o) => o.key === key)) continue;
           out.push({ key, name: key, kind: 'websocket', status: 'connected', connected: true, instances: instances(key), devices: deviceCount(key) });
         }
-        out.push({ key: 'GENERIC_IR', name: 'IR extenders (iTach)', kind: 'builtin', status: 'running', connected: true, instances: 0, devices: deviceCount('GENERIC_IR') });
+        for (const report of await builtIns.list()) {
+          out.push({
+            key: report.key,
+            name: report.name,
+            kind: 'builtin',
+            status: report.status,
+            connected: report.status !== 'off',
+            instances: instances(report.key),
+            devices: report.devices ?? deviceCount(report.key),
+            ...(report.unreachable !== undefined && report.status === 'degraded' ? { unreachable: report.unreachable } : {}),
+            ...(report.lastError !== undefined && report.status !== 'running' ? { lastError: report.lastError } : {}),
+          });
+        }
         return { integrations: out };
       },
     }),

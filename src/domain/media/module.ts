@@ -3,7 +3,7 @@ import { DocumentCollection } from '../../platform/document-collection.js';
 import type { DocumentRepository } from '../../platform/document-repository.js';
 import { defineModule, type ModuleLog } from '../../platform/module.js';
 import type { AudienceResolver } from '../access/audience.js';
-import { attachBuiltInDriver } from '../drivers/builtin.js';
+import { attachBuiltInDriver, type BuiltInIntegrations } from '../drivers/builtin.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import { CastPairingService, type CastPairingSettings } from './cast-pairing.js';
@@ -18,8 +18,10 @@ export interface MediaModuleDeps {
   devices: DeviceService;
   spaces: { find(id: string): { name: string } | undefined };
   discovery: EndpointDiscovery;
-  /** One built-in integration per endpoint kind it controls (Roku, Android TV, bridge). */
+  /** One built-in integration per endpoint kind it controls (Roku, Android TV, Cast, bridge). */
   controllers: readonly EndpointController[];
+  /** Where the integrations are listed with their status while attached (`integrations.list`). */
+  integrations?: BuiltInIntegrations;
   pairer: CastPairer;
   settings: MediaSettings & { pairing: CastPairingSettings };
   audiences: AudienceResolver;
@@ -56,7 +58,7 @@ export function mediaModule(deps: MediaModuleDeps) {
     pairing,
     operations: { media: mediaOperations(media, pairing, deps.audiences) },
     async start() {
-      for (const controller of deps.controllers) detachments.push(attachBuiltInDriver(devices.drivers, controller, log));
+      for (const controller of deps.controllers) detachments.push(attachBuiltInDriver(devices.drivers, controller, log, { ...(deps.integrations ? { integrations: deps.integrations } : {}) }));
       await media.load();
       log.info({ endpoints: media.endpointViews().length, integrations: deps.controllers.map((c) => c.driverKey) }, 'media endpoints loaded');
     },
