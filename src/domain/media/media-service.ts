@@ -5,6 +5,7 @@ import type { Audience } from '../access/audience.js';
 import { deriveCapabilities } from '../devices/capabilities.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { deviceErrors } from '../devices/errors.js';
+import { isOn } from '../devices/readings.js';
 import type { LogicalDevice } from '../devices/model.js';
 import type { DomainEventBus } from '../events.js';
 import { mediaErrors } from './errors.js';
@@ -78,11 +79,10 @@ export function nowPlayingOf(state: Readonly<Record<string, unknown>>): NowPlayi
   return Object.values(playing).every((v) => v === null) ? null : playing;
 }
 
+/** The player's power in the media API's words, from the one "is it on" every surface uses. */
 function powerOf(state: Readonly<Record<string, unknown>>): 'on' | 'off' | null {
-  if (typeof state.on === 'boolean') return state.on ? 'on' : 'off';
-  if (state.power === 'on' || state.power === true) return 'on';
-  if (state.power === 'off' || state.power === 'standby' || state.power === false) return 'off';
-  return null;
+  const on = isOn(state);
+  return on === undefined ? null : on ? 'on' : 'off';
 }
 
 /**
