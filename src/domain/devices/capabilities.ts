@@ -586,6 +586,48 @@ export function sensorClassOf(state: Record<string, unknown>): SensorClass | und
  *   `binary_sensor` when what it reports is a detection.
  */
 export function deriveCapabilities(device: CapabilitySource, state: Record<string, unknown> = {}): CapabilityName[] {
+  const { found: fromRecord, ir, commandCount, sensorCategory, declaredClass, categoryClass } = recordCapabilities(device);
+  if (ir) return CAPABILITY_NAMES.filter((c) => fromRecord.has(c));
+  const found = new Set(fromRecord);
+  let cls = declaredClass ?? categoryClass;
+  // A "climate" category reporting readings without a target is a weather sensor, not a thermostat.
+  if (!declaredClass && cls === 'climate' && !isFiniteNumber(state.target_temperature) && !isFiniteNumber(state.setpoint)) cls = undefined;
+  if (cls && commandCount === 0) {
+    // No command list: the class's canonical commands, refined by what the state shows.
+    for (const c of DEVICE_CLASS_MODEL[cls].defaults) found.add(c);
+    if (cls === 'light' && isFiniteNumber(state.brightness)) found.add('brightness');
+    if (cls === 'light' && ['hue', 'color_temp_kelvin', 'kelvin', 'color_temp'].some((k) => isFiniteNumber(state[k]))) found.add('color');
+    if (cls === 'cover' && isFiniteNumber(state.position)) found.add('position');
+    if (cls === 'fan' && isFiniteNumber(state.percentage)) found.add('fan_speed');
+    if (cls === 'climate' && typeof (state.mode ?? state.hvac_mode) === 'string') found.add('climate_mode');
+  }
+  if (isLightCategory(device.category) && found.has('power') && isFiniteNumber(state.brightness)) found.add('brightness');
+  // A device that only reports, and reports a detection (a door sensor with its battery), is a binary sensor.
+  if (cls === 'binary_sensor' || ((cls === undefined || cls === 'sensor') && commandCount === 0 && binarySensorClassOf(state))) found.add('binary_sensor');
+  if (cls === 'button') found.add('button');
+  if (found.has('binary_sensor') && !sensorCategory && !sensorClassOf(state)) found.delete('sensor');
+  const actuator = [...found].some((c) => c !== 'sensor' && c !== 'binary_sensor');
+  if (commandCount === 0 && !actuator && !found.has('binary_sensor') && Object.keys(state).length > 0) found.add('sensor');
+  return CAPABILITY_NAMES.filter((c) => found.has(c));
+}
+
+/** What the record alone says (declarations, commands, category): the part of the derivation that no state changes. */
+interface RecordCapabilities {
+  found: ReadonlySet<CapabilityName>;
+  ir: boolean;
+  commandCount: number;
+  sensorCategory: boolean;
+  declaredClass: DeviceClass | undefined;
+  categoryClass: DeviceClass | undefined;
+}
+
+// Device records are replaced, never mutated, on change: what a record says is read once per
+// record (matching command names by synonym is most of the derivation's cost).
+const recordCapabilitiesCache = new WeakMap<CapabilitySource, RecordCapabilities>();
+
+function recordCapabilities(device: CapabilitySource): RecordCapabilities {
+  const cached = recordCapabilitiesCache.get(device);
+  if (cached) return cached;
   const found = new Set<CapabilityName>();
   const ir = isIrDevice(device);
   const names = commandNames(device);
@@ -602,7 +644,6 @@ export function deriveCapabilities(device: CapabilitySource, state: Record<strin
       found.add('sensor');
     }
   }
-
   if (ir) {
     found.add('ir');
     for (const [capability, meanings] of COMMAND_CAPABILITIES) {
@@ -615,30 +656,18 @@ export function deriveCapabilities(device: CapabilitySource, state: Record<strin
     for (const capability of ['apps', 'equalizer', 'scenes'] as const) {
       if (names.some((n) => n.toLowerCase().startsWith(`${capability}.`))) found.add(capability);
     }
-    const declaredClass = device.declaredClass ?? undefined;
-    let cls = declaredClass ?? classOfCategory(device.category);
-    // A "climate" category reporting readings without a target is a weather sensor, not a thermostat.
-    if (!declaredClass && cls === 'climate' && !isFiniteNumber(state.target_temperature) && !isFiniteNumber(state.setpoint)) cls = undefined;
-    if (cls && names.length === 0) {
-      // No command list: the class's canonical commands, refined by what the state shows.
-      for (const c of DEVICE_CLASS_MODEL[cls].defaults) found.add(c);
-      if (cls === 'light' && isFiniteNumber(state.brightness)) found.add('brightness');
-      if (cls === 'light' && ['hue', 'color_temp_kelvin', 'kelvin', 'color_temp'].some((k) => isFiniteNumber(state[k]))) found.add('color');
-      if (cls === 'cover' && isFiniteNumber(state.position)) found.add('position');
-      if (cls === 'fan' && isFiniteNumber(state.percentage)) found.add('fan_speed');
-      if (cls === 'climate' && typeof (state.mode ?? state.hvac_mode) === 'string') found.add('climate_mode');
-    }
-    if (isLightCategory(device.category) && found.has('power') && isFiniteNumber(state.brightness)) found.add('brightness');
     if (sensorCategory) found.add('sensor');
-    // A device that only reports, and reports a detection (a door sensor with its battery), is a binary sensor.
-    if (cls === 'binary_sensor' || ((cls === undefined || cls === 'sensor') && names.length === 0 && binarySensorClassOf(state))) found.add('binary_sensor');
-    if (cls === 'button') found.add('button');
-    if (found.has('binary_sensor') && !sensorCategory && !sensorClassOf(state)) found.delete('sensor');
-    const actuator = [...found].some((c) => c !== 'sensor' && c !== 'binary_sensor');
-    if (names.length === 0 && !actuator && !found.has('binary_sensor') && Object.keys(state).length > 0) found.add('sensor');
   }
-
-  return CAPABILITY_NAMES.filter((c) => found.has(c));
+  const result: RecordCapabilities = {
+    found,
+    ir,
+    commandCount: names.length,
+    sensorCategory,
+    declaredClass: device.declaredClass ?? undefined,
+    categoryClass: classOfCategory(device.category),
+  };
+  recordCapabilitiesCache.set(device, result);
+  return result;
 }
 
 /**

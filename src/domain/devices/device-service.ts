@@ -129,10 +129,13 @@ export class DeviceService {
     const revision = `${this.registry.revision}:${this.state.revision}`;
     if (this.stateSnapshotCache?.revision === revision) return this.stateSnapshotCache.snapshot;
     const devices: Record<string, Readonly<DeviceStateView>> = {};
-    for (const device of this.listing(false)) {
+    // From the registry, not the device listing: the snapshot carries raw state only, so it never
+    // waits for the model's reading of the devices that changed.
+    for (const device of this.registry.list({ includeRemoved: false })) {
       const view = this.state.view(device.id);
+      const online = this.isOnline(device);
       // Devices without a driver (IR) are as online as their configuration.
-      devices[device.id] = view.online === device.online ? view : Object.freeze({ ...view, online: device.online });
+      devices[device.id] = view.online === online ? view : Object.freeze({ ...view, online });
     }
     const snapshot = Object.freeze({ at: this.clock.now(), devices: Object.freeze(devices) });
     this.stateSnapshotCache = { revision, snapshot };
