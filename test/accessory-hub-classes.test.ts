@@ -332,6 +332,21 @@ describe('Homebridge services as device classes', () => {
     expect(await hapValue('Front Lock', '1D')).toBe(1);
   });
 
+  it('answers intents for Homebridge devices as for any driver: lights to a percentage, a lock, a temperature', async () => {
+    const intent = async (text: string) =>
+      ((await client.emitWithAck('hub:command', { command: 'INTENT_EXECUTE', payload: { text }, requestId: `i-${Math.random()}` })) as { ok: boolean; data: { ok: boolean; speech: string } }).data;
+    expect(await intent('set the desk lamp to 30 %')).toMatchObject({ ok: true, speech: 'Set the Desk Lamp to 30 percent.' });
+    expect(await hapValue('Desk Lamp', '8')).toBe(30);
+    expect(await intent('unlock the front lock')).toMatchObject({ ok: true });
+    expect(await hapValue('Front Lock', '1E')).toBe(0);
+    expect(await intent('lock the front lock')).toMatchObject({ ok: true, speech: 'Locked the Front Lock.' });
+    expect(await hapValue('Front Lock', '1E')).toBe(1);
+    const temperature = await intent('what is the temperature of the kitchen temperature');
+    expect(temperature.ok).toBe(true);
+    expect(temperature.speech).toMatch(/Kitchen Temperature/);
+    expect(temperature.speech).toMatch(/\d/);
+  });
+
   it("sets a thermostat's target temperature and mode, and a heater-cooler's", async () => {
     expect((await command('Hall Thermostat', 'set_target_temperature', { temperature: 22.5 })).status).toBe(200);
     expect(await hapValue('Hall Thermostat', '35')).toBe(22.5);
