@@ -17,13 +17,14 @@ const TOOLS = [
     type: 'function',
     function: {
       name: 'device_command',
-      description: 'Send a command to a device of the home (turn_on, turn_off, set_brightness, …).',
+      description:
+        "Send a command to a device of the home. Every device of a class takes its class's standard commands, whatever brought it: turn_on, turn_off, toggle; set_brightness {brightness 0-100}, set_color_temp {kelvin}, set_hs_color {hue, saturation} (lights); open, close, stop, set_position {position 0-100} (covers); set_target_temperature {temperature}, set_hvac_mode {mode} (climate); lock, unlock (locks); set_percentage {percentage} (fans); play, pause, next, previous, volume_set {volume 0-100} (media players).",
       parameters: { type: 'object', properties: { device: { type: 'string', description: 'Device name or id.' }, command: { type: 'string' }, params: { type: 'object' } }, required: ['device', 'command'] },
     },
   },
   { type: 'function', function: { name: 'run_program', description: 'Run a program of the home.', parameters: { type: 'object', properties: { program: { type: 'string' } }, required: ['program'] } } },
   { type: 'function', function: { name: 'run_scene', description: 'Activate a scene.', parameters: { type: 'object', properties: { scene: { type: 'string' } }, required: ['scene'] } } },
-  { type: 'function', function: { name: 'get_state', description: 'Read the state of a device.', parameters: { type: 'object', properties: { device: { type: 'string' } }, required: ['device'] } } },
+  { type: 'function', function: { name: 'get_state', description: 'Read a device: its class (light, lock, sensor…) and its reading (on, brightness, locked, value with its unit…).', parameters: { type: 'object', properties: { device: { type: 'string' } }, required: ['device'] } } },
 ];
 
 /** Commands that take something away or open something up: they wait for `confirm`. */
