@@ -48,7 +48,8 @@ interface LoadRun {
   statusCodes: Record<string, number>;
 }
 
-interface SequentialRun {
+/** What the loadgen agent's `sequential` answers (bench/agents/loadgen.ts). */
+export interface SequentialRun {
   requests: number;
   statusCodes: Record<string, number>;
   bodyBytes: number;
@@ -329,6 +330,31 @@ async function stateUpdatesCase(ctx: BenchmarkContext) {
 // ---------------------------------------------------------------------------------------------
 // scale: 10,000 devices
 
+/** Driver device ids of the scale case's devices: `${SCALE_PREFIX}${i}`. */
+export const SCALE_PREFIX = 'sc-';
+
+/**
+ * Discovers the scale case's devices (BENCH_SCALE_DEVICES lights with 4 commands, 3 properties and
+ * an initial state, in batches of BENCH_SCALE_BATCH) through `driver`, registered as `instanceId`.
+ * Shared with the device-model benchmark, which discovers the same devices on two builds.
+ */
+export async function discoverScaleDevices(ctx: BenchmarkContext, service: ServiceHandle, session: Session, driver: AgentHandle, instanceId: string): Promise<DiscoveryFigures> {
+  const { scaleDevices, scaleBatch } = ctx.settings.devices;
+  ctx.progress(`  scale: discovering ${format.int(scaleDevices)} devices in batches of ${scaleBatch}...`);
+  return discoverDevices(service, session, driver, {
+    instanceId,
+    prefix: SCALE_PREFIX,
+    count: scaleDevices,
+    batch: scaleBatch,
+    category: 'light',
+    commands: ['turn_on', 'turn_off', 'toggle', { name: 'set_brightness', params: { brightness: { type: 'integer', minimum: 0, maximum: 100 } } }],
+    properties: { model: 'BenchLight 2000', firmware: '1.4.2', vendor: 'Bench' },
+    state: { on: false, brightness: 0 },
+    progress: ctx.progress,
+    batchTimeoutMs: 300_000,
+  });
+}
+
 async function scaleCase(ctx: BenchmarkContext) {
   const { settings } = ctx;
   const { scaleDevices, scaleBatch, scaleRequests, scaleConnections } = settings.devices;
@@ -337,19 +363,7 @@ async function scaleCase(ctx: BenchmarkContext) {
     let loadgen: AgentHandle | undefined;
     try {
       const rssBefore = memoryOf(service.pid);
-      ctx.progress(`  scale: discovering ${format.int(scaleDevices)} devices in batches of ${scaleBatch}...`);
-      const discovery: DiscoveryFigures = await discoverDevices(service, session, driver, {
-        instanceId: 'bench-scale',
-        prefix: 'sc-',
-        count: scaleDevices,
-        batch: scaleBatch,
-        category: 'light',
-        commands: ['turn_on', 'turn_off', 'toggle', { name: 'set_brightness', params: { brightness: { type: 'integer', minimum: 0, maximum: 100 } } }],
-        properties: { model: 'BenchLight 2000', firmware: '1.4.2', vendor: 'Bench' },
-        state: { on: false, brightness: 0 },
-        progress: ctx.progress,
-        batchTimeoutMs: 300_000,
-      });
+      const discovery = await discoverScaleDevices(ctx, service, session, driver, 'bench-scale');
       const rssAfterDiscovery = memoryOf(service.pid);
       ctx.progress(`  scale: ${format.int(scaleDevices)} devices in ${discovery.seconds.toFixed(1)} s; RSS ${MiB(rssAfterDiscovery?.rssBytes)} MiB`);
 

@@ -6,6 +6,7 @@
  * Results are printed and written to bench/results/<name>-<timestamp>.json.
  */
 import { aiBenchmark } from './ai.js';
+import { deviceModelBenchmark } from './device-model.js';
 import { devicesBenchmark } from './devices.js';
 import { httpBenchmark } from './http.js';
 import { mediaBenchmark } from './media.js';
@@ -21,7 +22,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark];
 
 /** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
 function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {

@@ -17,6 +17,11 @@ export interface ServiceOptions {
   /** Extra environment for the service (overrides the defaults). */
   env?: Record<string, string>;
   readyTimeoutMs?: number;
+  /**
+   * Directory the service runs from (`node dist/main.js` with this as cwd): another build of the
+   * service, e.g. an earlier commit extracted and built elsewhere. The repo root unless set.
+   */
+  root?: string;
 }
 
 export interface Session {
@@ -40,10 +45,10 @@ export interface ServiceHandle extends Resource {
   stop(): Promise<void>;
 }
 
-/** `node dist/main.js` from the repo root with the bench settings, its output going to `logPath`. */
-export function spawnService(o: { port: number; dataDir: string; logPath: string; logLevel: string; nodeArgs?: string[]; env?: Record<string, string> }): ChildHandle {
+/** `node dist/main.js` from `root` (the repo root unless set) with the bench settings, its output going to `logPath`. */
+export function spawnService(o: { port: number; dataDir: string; logPath: string; logLevel: string; nodeArgs?: string[]; env?: Record<string, string>; root?: string }): ChildHandle {
   return spawnLogged('service', process.execPath, [...(o.nodeArgs ?? []), 'dist/main.js'], {
-    cwd: REPO_ROOT,
+    cwd: o.root ?? REPO_ROOT,
     logPath: o.logPath,
     env: {
       ...baseEnv(),
@@ -63,7 +68,8 @@ export function spawnService(o: { port: number; dataDir: string; logPath: string
 
 /**
  * Starts the real service as a child process the way `npm start` runs it (`node dist/main.js`
- * from the repo root, built by `npm run bench`'s `prebench` step) on a free loopback port with a fresh data dir, and waits until /readyz answers 200.
+ * from the repo root, built by `npm run bench`'s `prebench` step, or from `options.root`) on a
+ * free loopback port with a fresh data dir, and waits until /readyz answers 200.
  */
 export async function startService(options: ServiceOptions = {}): Promise<ServiceHandle> {
   const logLevel = options.logLevel ?? 'info';
@@ -73,7 +79,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const port = await freePort();
   const baseUrl = `http://${LOOPBACK}:${port}`;
 
-  const child = spawnService({ port, dataDir, logPath, logLevel, nodeArgs: options.nodeArgs, env: options.env });
+  const child = spawnService({ port, dataDir, logPath, logLevel, nodeArgs: options.nodeArgs, env: options.env, root: options.root });
 
   const stop = stopOnce(() => handle, child, tmp);
 
