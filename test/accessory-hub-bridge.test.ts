@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subscribeHapEvents } from '../src/adapters/hap/hap-client.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
 import { eventually, TestDriver, type Message } from './support/ws-driver.js';
+import { freePort } from './support/net.js';
 
 /**
  * The plugin bridge (docs/accessory-hub.md) in a real Homebridge 1.11.4 on loopback: a WebSocket
@@ -83,13 +83,6 @@ let hubDir: string;
 let driver: TestDriver;
 const actions: Message[] = [];
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port: p } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return p;
-}
 
 const status = async () => (await (await server.request('GET', '/v1/os/accessory-hub/status', { token })).json()) as Json;
 /** Homebridge's last output, to say why when HAP does not show what it should. */

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { systemClock, systemTimers } from '../src/platform/clock.js';
 import { DocumentCollection } from '../src/platform/document-collection.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
 import { eventually } from './support/ws-driver.js';
+import { freePort } from './support/net.js';
 
 /**
  * Homebridge accessories as devices of the model (docs/accessory-hub.md, "Services as device
@@ -51,13 +51,6 @@ const hubEvents: Array<{ type: string; data: Json }> = [];
 const ids: Record<string, string> = {};
 let accessories: HapAccessory[] = [];
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port: p } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return p;
-}
 
 const api = async (method: string, p: string, body?: unknown) => {
   const res = await server.request(method, `/v1/os${p}`, { token, ...(body === undefined ? {} : { body }) });

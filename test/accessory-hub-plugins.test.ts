@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toStandardJsonSchema } from '../src/domain/accessory-hub/config-schema.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
 import { eventually } from './support/ws-driver.js';
+import { freePort } from './support/net.js';
 
 type Json = Record<string, unknown>;
 
@@ -70,13 +71,6 @@ function writePackage(modules: string, name: string, files: Record<string, strin
   for (const [file, content] of Object.entries(files)) fs.writeFileSync(path.join(dir, file), typeof content === 'string' ? content : JSON.stringify(content, null, 2));
 }
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 let server: TestServer;
 let token: string;

@@ -1,7 +1,7 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './support/server.js';
 import { eventually } from './support/ws-driver.js';
+import { freePort } from './support/net.js';
 
 /**
  * A real Homebridge plugin from npm, as a new user would use it: homebridge-dummy 2.1.1 installed
@@ -28,13 +28,6 @@ interface Device {
 let server: TestServer;
 let token: string;
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 const api = async (method: string, p: string, body?: unknown) => {
   const res = await server.request(method, `/v1/os${p}`, { token, ...(body === undefined ? {} : { body }) });

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNpmRegistry, type NpmRegistry } from './support/npm-registry.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
 import { eventually, TestDriver, type Message } from './support/ws-driver.js';
+import { freePort } from './support/net.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, 'fixtures/homebridge-hcs-test');
 
@@ -22,13 +22,6 @@ const fixture = (file: string) => fs.readFileSync(path.join(FIXTURE, file), 'utf
 type Json = Record<string, unknown>;
 
 /** A free port on loopback for Homebridge's accessory server. */
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port: p } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return p;
-}
 
 const status = async () => (await (await server.request('GET', '/v1/os/accessory-hub/status', { token })).json()) as Json;
 

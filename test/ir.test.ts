@@ -1,10 +1,10 @@
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Value } from 'typebox/value';
 import { ItachClient, describeItachError, parseItachError, type ItachClientOptions, type ItachTransmit } from '../src/adapters/itach/itach-client.js';
 import { IrCommandSchema, IrCommandsSchema, sendirLine, toCarrierCycles, validateIrCommand, validateIrCommands, type IrCommand } from '../src/domain/ir/index.js';
 import { DomainError } from '../src/platform/errors.js';
 import { startItachEmulator, type ItachEmulator, type ItachEmulatorOptions } from './support/itach-emulator.js';
+import { freePort } from './support/net.js';
 
 const NEC: IrCommand = { freq_khz: 38, raw: [9000, 4500, 560, 560] };
 
@@ -38,14 +38,6 @@ async function failure(p: Promise<unknown>): Promise<DomainError> {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  await new Promise<void>((r) => server.close(() => r()));
-  return address.port;
-}
 
 describe('IR command validation', () => {
   it('accepts a good command', () => {

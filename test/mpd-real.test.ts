@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MpdConnection } from '../src/adapters/mpd/mpd-connection.js';
 import { startServer, tempDataDir } from './support/server.js';
 import { SseClient } from './support/sse-client.js';
+import { freePort } from './support/net.js';
 
 /**
  * The local media controller against a real MPD (Debian's `mpd`), when the machine has one:
@@ -62,13 +62,6 @@ function wav(tags: { title: string; artist: string; album: string }): Buffer {
   return Buffer.concat([riff, body]);
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 async function startRealMpd(): Promise<{ port: number; child: ChildProcess }> {
   const dir = tempDataDir();

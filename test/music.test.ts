@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MpdConnection } from '../src/adapters/mpd/mpd-connection.js';
 import { createServer as createHttpServer } from 'node:http';
@@ -6,6 +5,7 @@ import { startMpdEmulator, type MpdEmulator } from './support/mpd-emulator.js';
 import { startRokuEcpEmulator } from './support/roku-ecp-emulator.js';
 import { startServer } from './support/server.js';
 import { SseClient } from './support/sse-client.js';
+import { freePort } from './support/net.js';
 
 const closers: Array<() => unknown> = [];
 afterEach(async () => {
@@ -15,13 +15,6 @@ afterEach(async () => {
 const OS = '/app/os';
 type Json = Record<string, unknown> & { error?: { code: string; message: string } };
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 async function mpd(options: { port?: number; password?: string } = {}) {
   const e = await startMpdEmulator(options);
