@@ -45,3 +45,85 @@ function compose(value: object): string {
   }
   return `{${out}}`;
 }
+
+const frozenBytes = new WeakMap<object, Buffer>();
+const COMMA = Buffer.from(',');
+
+/**
+ * The same JSON as `snapshotJson`, as the UTF-8 bytes an HTTP answer sends. A frozen object's
+ * bytes are made once and kept, and a value is assembled from its members' bytes: when one device
+ * of a 10,000-device list changes, the new list is one copy of the others' bytes, not a string of
+ * 10,000 pieces that must be flattened and encoded again (about 30 ms for 6 MB).
+ */
+export function snapshotBytes(value: unknown): Buffer {
+  if (value === null || typeof value !== 'object') return Buffer.from(JSON.stringify(value) ?? 'null');
+  return Object.isFrozen(value) ? bytesOfFrozen(value) : assemble(value);
+}
+
+function bytesOfFrozen(value: object): Buffer {
+  let bytes = frozenBytes.get(value);
+  if (bytes === undefined) {
+    bytes = assemble(value);
+    frozenBytes.set(value, bytes);
+  }
+  return bytes;
+}
+
+/** Buffers in order: runs of text between the frozen members' own bytes. */
+class Parts {
+  readonly buffers: Buffer[] = [];
+  private text = '';
+  add(text: string): void {
+    this.text += text;
+  }
+  addBytes(bytes: Buffer): void {
+    this.flush();
+    this.buffers.push(bytes);
+  }
+  flush(): void {
+    if (this.text === '') return;
+    this.buffers.push(this.text === ',' ? COMMA : Buffer.from(this.text));
+    this.text = '';
+  }
+}
+
+function assemble(value: object): Buffer {
+  const parts = new Parts();
+  write(value, parts);
+  parts.flush();
+  return parts.buffers.length === 1 ? parts.buffers[0]! : Buffer.concat(parts.buffers);
+}
+
+/** Writes a member; false when JSON leaves it out (undefined, a function). */
+function writeMember(value: unknown, parts: Parts): boolean {
+  if (value !== null && typeof value === 'object' && Object.isFrozen(value)) {
+    parts.addBytes(bytesOfFrozen(value));
+    return true;
+  }
+  const text = JSON.stringify(value) as string | undefined;
+  if (text === undefined) return false;
+  parts.add(text);
+  return true;
+}
+
+function write(value: object, parts: Parts): void {
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return parts.add(JSON.stringify(value));
+  if (Array.isArray(value)) {
+    parts.add('[');
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) parts.add(',');
+      if (!writeMember(value[i], parts)) parts.add('null');
+    }
+    return parts.add(']');
+  }
+  parts.add('{');
+  let first = true;
+  for (const key of Object.keys(value)) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+    parts.add(`${first ? '' : ','}${JSON.stringify(key)}:`);
+    first = false;
+    writeMember(member, parts);
+  }
+  parts.add('}');
+}

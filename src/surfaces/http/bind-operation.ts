@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompil
 import type { Operation, OperationRegistry } from '../../platform/operations.js';
 import { normalizeRefs, objectPart } from '../../platform/schema-parts.js';
 import { ErrorBody } from './errors.js';
-import { snapshotJson } from '../snapshot-json.js';
+import { snapshotBytes } from '../snapshot-json.js';
 import { callerOf, type CredentialReader } from './credentials.js';
 
 export interface RouteBinding<O extends Operation> {
@@ -137,7 +137,7 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, registr
       // The response schema's serialiser is bypassed, so the domain must freeze only values
       // whose fields are exactly the schema's (device views and state views are).
       if (answer !== null && typeof answer === 'object' && Object.isFrozen(answer)) {
-        if (lastSnapshot?.body !== answer) lastSnapshot = { body: answer, bytes: Buffer.from(snapshotJson(answer)) };
+        if (lastSnapshot?.body !== answer) lastSnapshot = { body: answer, bytes: snapshotBytes(answer) };
         return reply.type('application/json; charset=utf-8').send(lastSnapshot.bytes);
       }
       return answer;
