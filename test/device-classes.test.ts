@@ -243,6 +243,23 @@ describe('device classes', () => {
     expect(((await intent('is the front door locked')) as { speech: string }).speech).toMatch(/^(Yes|No), the Front door is/);
   });
 
+  it('keeps the device list in step with state changes, one device at a time and many at once', async () => {
+    const listed = async (key: string) => (await devices()).find((d) => d.id === ids[key])!;
+    const before = await listed('blind');
+    declared.send({ type: 'STATE_UPDATE', deviceId: 'fan', state: { speed: 10 } });
+    await eventually(async () => ((await listed('fan')).reading.percentage === 10 ? true : undefined), 3000, 'fan reading in the list');
+    expect(await listed('blind')).toEqual(before);
+    // More than a quarter of the list at once: the list is made again whole, with the same result.
+    for (const { id } of DECLARED) declared.send({ type: 'STATE_UPDATE', deviceId: id, state: { tick: 1 } });
+    declared.send({ type: 'STATE_UPDATE', deviceId: 'lamp', state: { brightness: 77 } });
+    await eventually(async () => ((await listed('lamp')).reading.brightness === 77 ? true : undefined), 3000, 'lamp reading in the list');
+    const detail = (await api('GET', `/devices/${ids.lamp}`)).body as unknown as Device;
+    expect((await listed('lamp')).reading).toEqual(detail.reading);
+    // Offline shows in the list as in the record.
+    plain.send({ type: 'DEVICE_REMOVED', deviceId: 'd-lamp' });
+    await eventually(async () => ((await devices()).some((d) => d.id === ids['d-lamp']) ? undefined : true), 3000, 'removed device gone from the list');
+  });
+
   it('carries button presses as hub events, and the device records of device events', async () => {
     declared.send({ type: 'BUTTON_PRESSED', deviceId: 'button', press: 'double' });
     const pressed = await eventually(() => hubEvents.find((e) => e.type === 'device.button_pressed'), 3000, 'button event');

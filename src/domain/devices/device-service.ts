@@ -67,6 +67,14 @@ export function hasCapability(device: LogicalDevice, capability: string): boolea
   return device.capabilities.includes(capability) || device.commands.some((c) => c.name.startsWith(`${capability}.`));
 }
 
+/** A device listing: the views, where each device is in it, and the devices changed since it was made. */
+interface Listing {
+  registryRevision: number;
+  views: readonly DeviceView[];
+  index: ReadonlyMap<string, number>;
+  stale: Set<string>;
+}
+
 /**
  * Device use cases: views that join the registry with live state, command dispatch to a driver
  * or to an IR extender, the capability commands, metadata and hub-managed IR devices.
@@ -74,7 +82,7 @@ export function hasCapability(device: LogicalDevice, capability: string): boolea
 export class DeviceService {
   private readonly icons = new Map<string, { icon: AppIcon; at: number }>();
 
-  private readonly listings = new Map<boolean, { revision: string; views: readonly DeviceView[] }>();
+  private readonly listings = new Map<boolean, Listing>();
   private readonly frozenViews = new WeakMap<LogicalDevice, { view: Readonly<DeviceView>; state: object }>();
   private stateSnapshotCache: { revision: string; snapshot: StateSnapshot } | undefined;
 
@@ -85,7 +93,15 @@ export class DeviceService {
     private readonly ir: IrTransmitter,
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    // A device's view carries its reading: the listings learn which devices changed, so that a
+    // state change costs the views of those devices, not a pass over every device.
+    const stale = ({ deviceId }: { deviceId: string }) => {
+      for (const listing of this.listings.values()) listing.stale.add(deviceId);
+    };
+    events.on(this, 'device.state_changed', stale);
+    events.on(this, 'device.online_changed', stale);
+  }
 
   view(device: LogicalDevice): DeviceView {
     return this.buildView(device, this.isOnline(device));
@@ -143,24 +159,43 @@ export class DeviceService {
   }
 
   private listing(includeRemoved: boolean): readonly DeviceView[] {
-    const revision = `${this.registry.revision}:${this.state.revision}`;
+    const registryRevision = this.registry.revision;
     const cached = this.listings.get(includeRemoved);
-    if (cached?.revision === revision) return cached.views;
-    // Devices and state views are replaced, never mutated, on change: a device whose record and
-    // state did not change keeps its frozen view (and with it the JSON the surfaces made of it).
-    const views = Object.freeze(
-      this.registry.list({ includeRemoved }).map((device) => {
-        const online = this.isOnline(device);
-        const state = this.state.view(device.id);
-        const previous = this.frozenViews.get(device);
-        if (previous?.view.online === online && previous.state === state) return previous.view;
-        const view = Object.freeze(this.buildView(device, online));
-        this.frozenViews.set(device, { view, state });
-        return view;
-      }),
-    );
-    this.listings.set(includeRemoved, { revision, views });
-    return views;
+    if (cached?.registryRevision === registryRevision) {
+      if (cached.stale.size === 0) return cached.views;
+      // The same devices, some of whose state changed: only their views are made again.
+      if (cached.stale.size <= cached.views.length / 4) {
+        const views = cached.views.slice();
+        for (const id of cached.stale) {
+          const at = cached.index.get(id);
+          const device = this.registry.find(id);
+          if (at !== undefined && device) views[at] = this.frozenView(device);
+        }
+        return this.keep(includeRemoved, { registryRevision, views: Object.freeze(views), index: cached.index, stale: new Set() });
+      }
+    }
+    const devices = this.registry.list({ includeRemoved });
+    const views = Object.freeze(devices.map((device) => this.frozenView(device)));
+    return this.keep(includeRemoved, { registryRevision, views, index: new Map(devices.map((d, i) => [d.id, i])), stale: new Set() });
+  }
+
+  private keep(includeRemoved: boolean, listing: Listing): readonly DeviceView[] {
+    this.listings.set(includeRemoved, listing);
+    return listing.views;
+  }
+
+  /**
+   * Devices and state views are replaced, never mutated, on change: a device whose record and
+   * state did not change keeps its frozen view (and with it the JSON the surfaces made of it).
+   */
+  private frozenView(device: LogicalDevice): Readonly<DeviceView> {
+    const online = this.isOnline(device);
+    const state = this.state.view(device.id);
+    const previous = this.frozenViews.get(device);
+    if (previous?.view.online === online && previous.state === state) return previous.view;
+    const view = Object.freeze(this.buildView(device, online));
+    this.frozenViews.set(device, { view, state });
+    return view;
   }
 
   /**
