@@ -113,4 +113,13 @@ describe('assistant over an Ollama-API server', () => {
     expect((await call('POST', '/ai/prompt', { prompt: 'hello' })).status).toBe(409);
     await call('POST', '/ai/start', {});
   });
+
+  it('answers 409 AI_NOTHING_INSTALLED to a prompt after the model was uninstalled, without asking the model server', async () => {
+    expect((await call('DELETE', '/ai/uninstall')).status).toBe(200);
+    const chats = ollama.chats.length;
+    const res = await call('POST', '/ai/prompt', { prompt: 'hello' });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({ code: 'AI_NOTHING_INSTALLED' });
+    expect(ollama.chats.length).toBe(chats);
+  });
 });

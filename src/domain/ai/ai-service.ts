@@ -121,6 +121,8 @@ export class AiService {
   begin(prompt: string, principal: Principal, conversationId: string | undefined) {
     if (prompt.length > MAX_PROMPT_CHARS) throw aiErrors.PROMPT_TOO_LONG({ max: MAX_PROMPT_CHARS, length: prompt.length });
     if (!this.running) throw aiErrors.AI_NOT_RUNNING();
+    // After an uninstall the backend would only answer that its model is missing: say so here.
+    if (!this.backend.installed()) throw aiErrors.AI_NOTHING_INSTALLED();
     this.prune();
     const existing = conversationId ? this.conversations.get(conversationId) : undefined;
     const conversation: Conversation =
