@@ -69,10 +69,14 @@ function run(command: string, args: string[], cwd: string, timeoutMs: number, on
       partial = lines.pop() ?? '';
       for (const line of lines) if (line.trim()) onLine(line.trimEnd());
     };
+    // Installs are for this box, whatever the hub's own environment says: with CI set, packages'
+    // install scripts act as on a build server (homebridge-dummy's patch-package fails the whole
+    // install over a patch it cannot apply, where a person's install only warns).
+    const { CI: _ci, ...env } = process.env;
     const child = spawn(command, args, {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, npm_config_update_notifier: 'false', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+      env: { ...env, npm_config_update_notifier: 'false', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
     });
     const timer = setTimeout(() => {
       log += `\n[killed after ${timeoutMs} ms]\n`;
