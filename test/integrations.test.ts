@@ -396,7 +396,12 @@ describe('integrations.list through REST', () => {
   async function integrations(s: TestServer, token: string): Promise<Integration[]> {
     const res = await s.request('GET', '/api/integration', { token });
     expect(res.status).toBe(200);
-    return ((await res.json()) as { data: Integration[] }).data;
+    const list = ((await res.json()) as { data: Integration[] }).data;
+    // The OS API answers the same list.
+    const os = await s.request('GET', '/v1/os/integrations', { token });
+    expect(os.status).toBe(200);
+    expect(((await os.json()) as { integrations: Integration[] }).integrations.map((i) => i.key)).toEqual(list.map((i) => i.key));
+    return list;
   }
 
   /** Reads the list until `match` holds: the network I/O a poll starts takes real (short) time. */

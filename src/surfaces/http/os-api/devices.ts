@@ -36,6 +36,7 @@ export const driverRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub,
   route('GET', '/drivers/:driverKey/settings', hub.ops.drivers.getSettings);
   route('POST', '/drivers/:driverKey/settings', hub.ops.drivers.updateSettings);
   route('POST', '/drivers/:driverKey/restart', hub.ops.drivers.restart);
+  route('GET', '/integrations', hub.ops.integrations.integrations);
 };
 
 export const stateRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
