@@ -228,11 +228,33 @@ describe('ItachClient', () => {
     e.dropConnections();
     await sleep(30);
     await c.send(e.host, NEC);
-    // Closed again with no pause: the stale connection is retried once on a fresh one.
+    expect(e.connections).toBe(2);
+    // Closed again with no pause: the send goes out on a fresh connection if the close was seen
+    // first, or fails; it is never sent twice.
+    const before = e.lines.filter((l) => l.startsWith('sendir')).length;
     e.dropConnections();
+    const outcome = await c.send(e.host, NEC).then(
+      () => 'sent',
+      (err: { code?: string }) => err.code,
+    );
+    expect(['sent', 'IR_EXTENDER_UNREACHABLE']).toContain(outcome);
+    expect(e.lines.filter((l) => l.startsWith('sendir')).length - before).toBeLessThanOrEqual(1);
+  });
+
+  it('never sends a key again after a kept-alive connection drops once the line was written', async () => {
+    const { e, c } = await setup();
     await c.send(e.host, NEC);
-    expect(e.connections).toBeGreaterThanOrEqual(3);
-    expect(e.lines.filter((l) => l.startsWith('sendir')).length).toBeGreaterThanOrEqual(3);
+    e.setMode('silent');
+    const p = failure(c.send(e.host, NEC));
+    for (let i = 0; i < 100 && e.lines.length < 2; i++) await sleep(5);
+    e.dropConnections();
+    const err = await p;
+    expect(err).toMatchObject({ kind: 'upstream_failed', code: 'IR_EXTENDER_UNREACHABLE' });
+    await sleep(50);
+    // One sendir for the first key, one for the second: the second was not sent again.
+    expect(e.lines.filter((l) => l.startsWith('sendir'))).toHaveLength(2);
+    e.setMode('ok');
+    await c.send(e.host, NEC);
   });
 
   it('fails a command whose fresh connection is dropped mid-flight', async () => {

@@ -149,8 +149,6 @@ function socketError(err: NodeJS.ErrnoException, host: string, port: number): Do
 /** One TCP connection to an extender. Owns its socket, its line buffer and the pending exchange. */
 class Link {
   state: 'connecting' | 'open' | 'dead' = 'connecting';
-  /** Carried at least one command before the current one. */
-  used = false;
   private buffer = '';
   private lastError: NodeJS.ErrnoException | undefined;
   private waiter: { line(l: string): void; fail(e: DomainError): void } | undefined;
@@ -386,25 +384,20 @@ class Channel {
     this.health = { host: this.host, state, at: this.clock.now(), ...(state === 'failing' && err instanceof Error ? { lastError: err.message } : {}) };
   }
 
+  /**
+   * One exchange, never repeated: a connection that goes away after the line was written may
+   * have let the extender send the IR already, and a key sent twice toggles a TV's power back (the
+   * caller gets 502 and decides). A connection the extender closed while idle is not reused
+   * (`openLink` opens a new one once it sees the close).
+   */
   private async run(job: Job): Promise<ItachSendResult> {
-    for (let attempt = 0; ; attempt++) {
-      const link = await this.openLink();
-      const reused = link.used;
-      link.used = true;
-      link.hold(true);
-      try {
-        const reply = await link.exchange(job.line, (l) => this.isReplyTo(job, l), () => this.transmitted(job));
-        return this.interpret(job, reply);
-      } catch (err) {
-        // A kept-alive connection the extender dropped while idle: try once on a fresh one.
-        if (err instanceof LinkDropped && reused && attempt === 0 && !this.closed) {
-          this.s.log.debug({ host: this.host, id: job.id }, 'iTach connection dropped; retrying on a new connection');
-          continue;
-        }
-        throw err;
-      } finally {
-        link.hold(false);
-      }
+    const link = await this.openLink();
+    link.hold(true);
+    try {
+      const reply = await link.exchange(job.line, (l) => this.isReplyTo(job, l), () => this.transmitted(job));
+      return this.interpret(job, reply);
+    } finally {
+      link.hold(false);
     }
   }
 
