@@ -218,7 +218,11 @@ describe('request log', () => {
     server = await startServer({
       logger: log.logger,
       env: { SLOW_REQUEST_MS: '600000' },
-      beforeStart: (app) => app.http.app.delete('/forget-me', { config: { access: 'public' } }, async (_request, reply) => reply.code(204).send()),
+      beforeStart: (app) => {
+        app.http.app.delete('/forget-me', { config: { access: 'public' } }, async (_request, reply) => reply.code(204).send());
+        // A 503 that is the route's ordinary answer (as /readyz's while the hub starts) is no error line.
+        app.http.app.get('/not-yet', { config: { access: 'public', ordinaryStatuses: [503] } }, async (_request, reply) => reply.code(503).send({ status: 'starting' }));
+      },
     });
     const token = await server.login();
     const { driver, commandPath } = await deviceOf(server, token, (action, d) => d.send({ type: 'ACTION_RESULT', actionId: action.actionId, ok: false, error: 'bulb gone' }));
@@ -229,6 +233,7 @@ describe('request log', () => {
       expect((await server.request('GET', '/v1/os/devices/nope', { token })).status).toBe(404);
       expect((await server.request('POST', '/v1/os/auth/login', { body: { username: 'admin', password: 'wrong-password-9' } })).status).toBe(401);
       expect((await server.request('DELETE', '/forget-me')).status).toBe(204);
+      expect((await server.request('GET', '/not-yet')).status).toBe(503);
       expect((await server.request('POST', commandPath, { token, body: { command: 'turn_on' } })).status).toBe(502);
       const last = await server.request('POST', '/v1/os/auth/logout', { token, headers: { 'x-request-id': 'last-one' } });
       expect(last.status).toBe(200);
@@ -241,6 +246,7 @@ describe('request log', () => {
         { level: LEVEL.info, method: 'GET', route: '/v1/os/devices/:id', status: 404, code: 'DEVICE_NOT_FOUND' },
         { level: LEVEL.info, method: 'POST', route: '/v1/os/auth/login', status: 401, code: expect.any(String) },
         { level: LEVEL.info, method: 'DELETE', route: '/forget-me', status: 204, code: undefined },
+        { level: LEVEL.info, method: 'GET', route: '/not-yet', status: 503, code: undefined },
         { level: LEVEL.error, method: 'POST', route: '/v1/os/devices/:id/command', status: 502, code: 'DRIVER_ERROR' },
         { level: LEVEL.info, method: 'POST', route: '/v1/os/auth/logout', status: 200, code: undefined },
       ]);

@@ -12,8 +12,8 @@ const CHANGING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * operator needs at `info` stays: every change and every client error; slowness is a warning,
  * a server error an error. A line that fits several rules takes the most severe level.
  */
-export function requestLogLevel(method: string, status: number, slow: boolean, failed = false): RequestLogLevel {
-  if (failed || status >= 500) return 'error';
+export function requestLogLevel(method: string, status: number, slow: boolean, failed = false, ordinary = false): RequestLogLevel {
+  if (failed || (status >= 500 && !ordinary)) return 'error';
   if (slow) return 'warn';
   if (status >= 400 || CHANGING_METHODS.has(method)) return 'info';
   return 'debug';
@@ -33,7 +33,8 @@ export class OneLinePerRequest extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const elapsedMs = reply.elapsedTime;
-    const level = requestLogLevel(request.method, reply.statusCode, elapsedMs >= this.slowRequestMs, Boolean(error));
+    const ordinary = request.routeOptions.config.ordinaryStatuses?.includes(reply.statusCode) ?? false;
+    const level = requestLogLevel(request.method, reply.statusCode, elapsedMs >= this.slowRequestMs, Boolean(error), ordinary);
     writeRequestLine(request, level, reply.statusCode, elapsedMs, error);
   }
 }

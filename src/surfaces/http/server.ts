@@ -140,12 +140,13 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
 
   app.get('/openapi.json', { config: { access: 'public', servesBeforeReady: true }, schema: { hide: true } }, async () => app.swagger());
 
-  const publicSchema = (operationId: string, summary: string) => ({
-    config: { access: 'public' as const, servesBeforeReady: true },
+  const publicSchema = (operationId: string, summary: string, ordinaryStatuses: number[] = []) => ({
+    config: { access: 'public' as const, servesBeforeReady: true, ordinaryStatuses },
     schema: { tags: ['health'], operationId, summary, security: [], response: { 200: Health, 503: Health } },
   });
   app.get('/healthz', publicSchema('healthz', 'Liveness: 200 once the HTTP server is up.'), async () => ({ status: 'ok' }));
-  app.get('/readyz', publicSchema('readyz', 'Readiness: 200 when storage and drivers are initialised, 503 before.'), async (_request, reply) => {
+  // Its 503 says "still starting": an answer, not a failure, so not an error line in the log.
+  app.get('/readyz', publicSchema('readyz', 'Readiness: 200 when storage and drivers are initialised, 503 before.', [503]), async (_request, reply) => {
     if (hub.readiness.ready) return { status: 'ready' };
     return reply.code(503).send({ status: 'starting', waitingFor: hub.readiness.waitingFor });
   });

@@ -9,6 +9,8 @@ declare module 'fastify' {
     access?: RouteAccess;
     /** Answers while the hub is still starting (health, docs); every other route answers 503 then. */
     servesBeforeReady?: boolean;
+    /** Statuses that are an ordinary answer of the route, not a failure (readiness: 503 while starting); logged at `info`. */
+    ordinaryStatuses?: readonly number[];
   }
   interface FastifyRequest {
     /** Error code of the answer, for the one log line of the request. */
