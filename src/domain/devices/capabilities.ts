@@ -508,7 +508,6 @@ const CATEGORY_CLASSES: Array<[RegExp, DeviceClass]> = [
 ];
 const BINARY_SENSOR_WORDS = /motion|occupancy|presence|contact|door_sensor|window_sensor|leak|water|smoke|tamper|binary/;
 
-export const LIGHT_CATEGORIES = new Set(['light', 'lighting', 'lamp', 'dimmer', 'bulb']);
 const SENSOR_WORDS = /sensor|meter|measurement|thermometer|hygrometer|weather|humidity|illuminance|motion|contact|occupancy|battery|co2|pressure|energy/;
 
 /** The parts of a device the derivation reads; a `LogicalDevice` has them all. */
@@ -533,10 +532,6 @@ export function commandNames(device: Pick<CapabilitySource, 'commands'>): string
 
 export function isIrDevice(device: Pick<CapabilitySource, 'driverKey' | 'capabilities'>): boolean {
   return device.driverKey === GENERIC_IR || (device.driverKey === undefined && device.capabilities.includes('ir'));
-}
-
-export function isLightCategory(category: string): boolean {
-  return LIGHT_CATEGORIES.has(category.toLowerCase());
 }
 
 export function isSensorCategory(category: string): boolean {
@@ -601,7 +596,8 @@ export function deriveCapabilities(device: CapabilitySource, state: Record<strin
     if (cls === 'fan' && isFiniteNumber(state.percentage)) found.add('fan_speed');
     if (cls === 'climate' && typeof (state.mode ?? state.hvac_mode) === 'string') found.add('climate_mode');
   }
-  if (isLightCategory(device.category) && found.has('power') && isFiniteNumber(state.brightness)) found.add('brightness');
+  // A light category with an on/off command list dims too once it reports a brightness.
+  if (categoryClass === 'light' && found.has('power') && isFiniteNumber(state.brightness)) found.add('brightness');
   // A device that only reports, and reports a detection (a door sensor with its battery), is a binary sensor.
   if (cls === 'binary_sensor' || ((cls === undefined || cls === 'sensor') && commandCount === 0 && binarySensorClassOf(state))) found.add('binary_sensor');
   if (cls === 'button') found.add('button');
