@@ -168,6 +168,44 @@ export function bridgedShape(device: BridgedDevice): string {
   return JSON.stringify([device.service, device.name, device.attributes, device.capabilities]);
 }
 
+/** One message of the plugin's stream: its event name and data. */
+export type BridgeStreamMessage =
+  | { event: 'device'; data: BridgedDevice }
+  | { event: 'state'; data: ReturnType<typeof bridgedState> }
+  | { event: 'removed'; data: { deviceId: string } }
+  | { event: 'button'; data: { deviceId: string; press: 'single' | 'double' | 'long' } };
+
+/**
+ * What one plugin connection was told of each device it shows, and what a change of a device
+ * means for it: a change of shape rebuilds the accessory (`device`), the rest updates its values
+ * (`state`), a device no longer bridged leaves (`removed`).
+ */
+export class BridgeStreamFollower {
+  private readonly shown: Map<string, string>;
+
+  constructor(
+    private readonly devices: DeviceService,
+    initial: readonly BridgedDevice[],
+  ) {
+    this.shown = new Map(initial.map((d) => [d.id, bridgedShape(d)]));
+  }
+
+  /** The message a change of the device calls for, if any. */
+  changed(deviceId: string): BridgeStreamMessage | undefined {
+    const device = bridgedDevice(this.devices, deviceId);
+    if (!device) return this.shown.delete(deviceId) ? { event: 'removed', data: { deviceId } } : undefined;
+    const shape = bridgedShape(device);
+    if (this.shown.get(deviceId) === shape) return { event: 'state', data: bridgedState(device) };
+    this.shown.set(deviceId, shape);
+    return { event: 'device', data: device };
+  }
+
+  /** A button press, when the device is one the plugin shows. */
+  pressed(deviceId: string, press: 'single' | 'double' | 'long'): BridgeStreamMessage | undefined {
+    return this.shown.has(deviceId) ? { event: 'button', data: { deviceId, press } } : undefined;
+  }
+}
+
 /** A device's state as the plugin's stream carries it. */
 export function bridgedState(device: BridgedDevice): { deviceId: string; service: BridgedService; deviceClass: DeviceClass; attributes: DeviceAttributes; reading: DeviceReading; on: boolean; online: boolean } {
   return { deviceId: device.id, service: device.service, deviceClass: device.deviceClass, attributes: device.attributes, reading: device.reading, on: device.on, online: device.online };

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { bridgedDevice, bridgedShape, bridgedState, type BridgedDevice } from '../../../domain/accessory-hub/plugin-bridge.js';
+import { BridgeStreamFollower, type BridgeStreamMessage, type BridgedDevice } from '../../../domain/accessory-hub/plugin-bridge.js';
 import { SseStream } from '../../sse/sse.js';
 import { callerOf, requestCredential, streamCredential } from '../credentials.js';
 import { ErrorBody } from '../errors.js';
@@ -66,25 +66,15 @@ export const accessoryHubRoutes: FastifyPluginAsync<OsApiOptions> = async (app, 
       const owner = {};
       stream.onClose(() => hub.events.removeOwner(owner));
       stream.send('ready', { devices });
-      // What the plugin was last told of each device it shows: a change of shape is a `device`, the rest a `state`.
-      const shown = new Map(devices.map((d) => [d.id, bridgedShape(d)]));
-      const follow = (deviceId: string) => {
-        const device = bridgedDevice(hub.devices, deviceId);
-        if (!device) {
-          if (shown.delete(deviceId)) stream.send('removed', { deviceId });
-          return;
-        }
-        const shape = bridgedShape(device);
-        if (shown.get(deviceId) === shape) return stream.send('state', bridgedState(device));
-        shown.set(deviceId, shape);
-        stream.send('device', device);
-      };
+      const follower = new BridgeStreamFollower(hub.devices, devices);
+      const send = (message: BridgeStreamMessage | undefined) => message && stream.send(message.event, message.data);
+      const follow = (deviceId: string) => send(follower.changed(deviceId));
       hub.events.on(owner, 'device.discovered', (e) => follow(e.device.id));
       hub.events.on(owner, 'device.updated', (e) => follow(e.device.id));
       hub.events.on(owner, 'device.removed', (e) => follow(e.deviceId));
       hub.events.on(owner, 'device.state_changed', (e) => follow(e.deviceId));
       hub.events.on(owner, 'device.online_changed', (e) => follow(e.deviceId));
-      hub.events.on(owner, 'device.button_pressed', (e) => shown.has(e.deviceId) && stream.send('button', { deviceId: e.deviceId, press: e.press }));
+      hub.events.on(owner, 'device.button_pressed', (e) => send(follower.pressed(e.deviceId, e.press)));
     },
   );
 };
