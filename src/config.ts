@@ -67,6 +67,9 @@ export interface Config {
   loginMaxFailuresPerClient: number;
   loginMaxFailuresPerClientUser: number;
   loginFailureWindowSeconds: number;
+  /** Registrations one client address may attempt per window in `open` mode. */
+  appRegistrationLimit: number;
+  appRegistrationWindowSeconds: number;
   shutdownTimeoutMs: number;
   actionTimeoutMs: number;
   driverRegistrationTimeoutMs: number;
@@ -261,6 +264,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     loginMaxFailuresPerClient: integer(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 20, 1, 10_000),
     loginMaxFailuresPerClientUser: integer(env, 'LOGIN_MAX_FAILURES_PER_USER', 5, 1, 10_000),
     loginFailureWindowSeconds: integer(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),
+    appRegistrationLimit: integer(env, 'APP_REGISTRATION_LIMIT', 5, 1, 10_000),
+    appRegistrationWindowSeconds: integer(env, 'APP_REGISTRATION_WINDOW_SECONDS', 3600, 1, 7 * 86_400),
     shutdownTimeoutMs: 5000,
     actionTimeoutMs: integer(env, 'ACTION_TIMEOUT_MS', 10_000, 100, 600_000),
     driverRegistrationTimeoutMs: integer(env, 'DRIVER_REGISTRATION_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -118,6 +118,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     tokens: cluster ? replicatedTokens((on) => new KyselyTokenRepository(on), db, cluster) : new KyselyTokenRepository(db),
     invites: new KyselyInviteRepository(db),
     registration: config.appRegistration,
+    registrationLimits: { maxPerClient: config.appRegistrationLimit, windowMs: config.appRegistrationWindowSeconds * 1000 },
     settings: {
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
       streamTokenTtlSeconds: config.streamTokenTtlSeconds,

@@ -16,7 +16,7 @@ interface Envelope<T = unknown> {
 }
 type UserRecord = UserView;
 type InviteRecord = InviteView & { code?: string };
-type Session = Envelope<{ token: string; tokenType: string; expiresIn: number; scope: string }>;
+type Session = Envelope<{ token: string; tokenType: string; expiresIn: number; scope: string; csrfToken: string }>;
 
 const HOUR = 3_600_000;
 const ANNA = { username: 'anna', password: 'anna-password' };
@@ -394,12 +394,12 @@ describe('sessions', () => {
   it('logout with only the session cookie ends that token for the cookie and the bearer form alike', async () => {
     server = await startServer();
     const res = await server.request('POST', '/app/auth/login', { body: ADMIN });
-    const { token } = (await body<Session>(res)).data;
+    const { token, csrfToken } = (await body<Session>(res)).data;
     const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
     expect(cookie).toBe(`hcs_session=${token}`);
     const other = await server.login();
 
-    const out = await server.request('POST', '/app/auth/logout', { headers: { cookie } });
+    const out = await server.request('POST', '/app/auth/logout', { headers: { cookie, 'x-csrf-token': csrfToken } });
     expect(out.status).toBe(200);
     expect(out.headers.get('set-cookie')).toMatch(/hcs_session=;/);
     for (const init of [{ headers: { cookie } }, { token }]) {

@@ -16,10 +16,11 @@ interface Answer {
   body: Json;
 }
 
-/** How an App API client presents itself: the session cookie the login set, or its token as a bearer. */
+/** How an App API client presents itself: the session cookie the login set (with its CSRF token), or its token as a bearer. */
 interface Session {
   token: string;
   cookie: string;
+  csrfToken?: string;
 }
 
 const PASSWORD = 'user-password-1';
@@ -59,12 +60,12 @@ async function appLogin(username: string, password: string): Promise<Session> {
   const res = await server.request('POST', '/app/auth/login', { body: { username, password } });
   expect(res.status).toBe(200);
   const body = (await res.json()) as Json;
-  return { token: body.data.token, cookie: res.headers.get('set-cookie')!.split(';')[0]! };
+  return { token: body.data.token, cookie: res.headers.get('set-cookie')!.split(';')[0]!, csrfToken: body.data.csrfToken };
 }
 
-/** An App API call; with a session, by bearer token unless `viaCookie`. */
+/** An App API call; with a session, by bearer token unless `viaCookie` (then with the CSRF token, as a client of the cookie sends it). */
 async function app(method: string, path: string, session?: Session, body?: unknown, viaCookie = false): Promise<Answer> {
-  const auth = session ? (viaCookie ? { headers: { cookie: session.cookie } } : { token: session.token }) : {};
+  const auth = session ? (viaCookie ? { headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken ?? '' } } : { token: session.token }) : {};
   const res = await server.request(method, path, { ...auth, ...(body === undefined ? {} : { body }) });
   return { status: res.status, body: (await res.json()) as Json };
 }

@@ -119,7 +119,7 @@ describe('App API session', () => {
     server = await startServer();
     const res = await server.request('POST', '/api/auth/login', { body: ADMIN });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { status: boolean; message: string; data: { token: string } };
+    const body = (await res.json()) as { status: boolean; message: string; data: { token: string; csrfToken: string } };
     expect(body.status).toBe(true);
     expect(typeof body.data.token).toBe('string');
     const cookie = res.headers.get('set-cookie')!;
@@ -133,7 +133,8 @@ describe('App API session', () => {
     // The admin panel signs in on its own (a SameSite=Strict cookie scoped to /admin): the App API session is no admin session.
     expect((await server.request('GET', '/admin/users', { headers: { cookie: session } })).status).toBe(401);
 
-    const out = await server.request('POST', '/app/auth/logout', { headers: { cookie: session } });
+    // Signed in by the cookie alone, a change carries its CSRF token (docs/app-api.md).
+    const out = await server.request('POST', '/app/auth/logout', { headers: { cookie: session, 'x-csrf-token': body.data.csrfToken } });
     expect(out.status).toBe(200);
     const after = await server.request('GET', '/api/auth/me', { headers: { cookie: session } });
     expect(after.status).toBe(401);

@@ -15,6 +15,12 @@ function viewOf({ passwordHash: _hash, ...user }: User): UserView {
 
 const isEnabledAdmin = (user: User) => user.role === 'admin' && !user.disabled;
 
+export interface RegistrationLimits {
+  /** Registrations, whatever their outcome, one client address may attempt within the window. */
+  maxPerClient: number;
+  windowMs: number;
+}
+
 export interface Registration {
   username: string;
   password: string;
@@ -37,6 +43,8 @@ export class AccountService {
     private readonly events: DomainEventBus,
     private readonly clock: Clock,
     private readonly registration: RegistrationMode,
+    /** Counts `open` registrations per client address (a LoginLimiter of its own, every attempt a "failure"). */
+    private readonly registrations: LoginLimiter,
   ) {}
 
   async list(): Promise<UserView[]> {
@@ -83,10 +91,18 @@ export class AccountService {
   /**
    * A new account of role `user` (or the invite's role), signed in at once. In `invite` mode the
    * code is checked before the name, so that a caller without a code learns nothing of which
-   * names exist, and a wrong code counts against the client in the login limiter.
+   * names exist, and a wrong code counts against the client in the login limiter. In `open` mode
+   * every attempt (made or refused, a taken name too) counts against the client address, so one
+   * client cannot make accounts in bulk: past the limit, 429 TOO_MANY_REGISTRATIONS until the
+   * oldest attempt leaves the window.
    */
   async register(input: Registration, clientAddress: string): Promise<IssuedToken> {
     if (this.registration === 'closed') throw authErrors.REGISTRATION_CLOSED();
+    if (this.registration === 'open') {
+      const retryAfterSeconds = this.registrations.retryAfterSeconds(clientAddress, '');
+      if (retryAfterSeconds > 0) throw authErrors.TOO_MANY_REGISTRATIONS({ retryAfterSeconds }, { details: { retryAfterSeconds }, retryAfterSeconds });
+      this.registrations.recordClientFailure(clientAddress);
+    }
     if (this.registration === 'invite') {
       this.limiter.assertAllowed(clientAddress, input.username);
       if (!(await this.invites.findUsable(input.inviteCode))) {

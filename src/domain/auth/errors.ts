@@ -3,6 +3,7 @@ import { defineErrors } from '../../platform/errors.js';
 /** Failures of signing in and of managing accounts; a missing or bad token is the call pipeline's (platform/errors.ts). */
 export const authErrors = defineErrors({
   TOO_MANY_LOGIN_ATTEMPTS: ['rate_limited', 'Too many failed sign-in attempts from this client; try again later.'],
+  TOO_MANY_REGISTRATIONS: ['rate_limited', 'Too many registrations from this client; try again in {retryAfterSeconds} s.'],
   INVALID_CREDENTIALS: ['unauthenticated', 'Username or password is wrong.'],
   // Raised only after the password matched, so that it tells nothing to someone guessing.
   ACCOUNT_DISABLED: ['forbidden', 'This account is disabled; ask an administrator to enable it.'],

@@ -1,7 +1,7 @@
 import { every, type Clock, type Timers } from '../../platform/clock.js';
 import { defineModule, type ModuleLog } from '../../platform/module.js';
 import type { DomainEventBus } from '../events.js';
-import { AccountService } from './accounts.js';
+import { AccountService, type RegistrationLimits } from './accounts.js';
 import { AuthService, type AuthSettings } from './auth-service.js';
 import { InviteBook } from './invites.js';
 import { LoginLimiter } from './login-limiter.js';
@@ -18,6 +18,8 @@ export interface AuthModuleDeps {
   settings: AuthSettings;
   /** APP_REGISTRATION: who may create an account through `auth.register`. */
   registration: RegistrationMode;
+  /** APP_REGISTRATION_LIMIT per APP_REGISTRATION_WINDOW_SECONDS: open registrations one client address may attempt. */
+  registrationLimits: RegistrationLimits;
   /** The account created on first start; without a password, one is generated and logged once. */
   admin: { username: string; password: string | undefined };
   events: DomainEventBus;
@@ -27,12 +29,17 @@ export interface AuthModuleDeps {
 }
 
 /** Accounts, invites and tokens: the first admin, valid tokens loaded, expired tokens and old invites purged every 10 minutes. */
-export function authModule({ users, tokens, invites, settings, registration, admin, events, clock, timers, log }: AuthModuleDeps) {
+export function authModule({ users, tokens, invites, settings, registration, registrationLimits, admin, events, clock, timers, log }: AuthModuleDeps) {
   const limiter = new LoginLimiter(settings, clock);
+  // The login limiter's sliding window again, with its own limits: every attempt is counted against the address.
+  const registrations = new LoginLimiter(
+    { maxFailuresPerClient: registrationLimits.maxPerClient, maxFailuresPerClientUser: registrationLimits.maxPerClient, windowMs: registrationLimits.windowMs },
+    clock,
+  );
   const writes = new SerialWrites();
   const auth = new AuthService(users, tokens, clock, settings, events, limiter);
   const inviteBook = new InviteBook(invites, clock, writes);
-  const accounts = new AccountService(users, auth, inviteBook, limiter, writes, events, clock, registration);
+  const accounts = new AccountService(users, auth, inviteBook, limiter, writes, events, clock, registration, registrations);
   let stopPurge = () => {};
   return defineModule({
     name: 'auth',

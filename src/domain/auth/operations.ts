@@ -106,7 +106,7 @@ export function authOperations(auth: AuthService, accounts: AccountService) {
       name: 'auth.register',
       summary: 'Create an account (when APP_REGISTRATION allows it) and sign in with it.',
       description:
-        'Needs APP_REGISTRATION `open`, or `invite` and an unused, unexpired invite code (the account takes the invite\'s role; otherwise `user`). `closed`: 403 REGISTRATION_CLOSED; a bad code: 403 INVITE_INVALID, counted by the login limiter.',
+        'Needs APP_REGISTRATION `open`, or `invite` and an unused, unexpired invite code (the account takes the invite\'s role; otherwise `user`). `closed`: 403 REGISTRATION_CLOSED; a bad code: 403 INVITE_INVALID, counted by the login limiter. `open`: APP_REGISTRATION_LIMIT attempts per client address per APP_REGISTRATION_WINDOW_SECONDS, then 429 TOO_MANY_REGISTRATIONS with Retry-After.',
       access: 'public',
       input: Type.Object({
         username: Username,

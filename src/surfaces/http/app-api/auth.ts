@@ -1,14 +1,22 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../../platform/errors.js';
+import { objectPart } from '../../../platform/schema-parts.js';
 import { SESSION_COOKIE, bearerOf, callerOf } from '../credentials.js';
+import { CSRF_HEADER, csrfTokenFor } from '../web/csrf.js';
 import { Envelope, ok } from './envelope.js';
 import { APP_API_SCOPES, appRoutes } from './routes.js';
 import type { AppApiOptions } from './index.js';
 
-const SessionAnswer = Envelope(Type.Object({ token: Type.String(), tokenType: Type.Literal('Bearer'), expiresIn: Type.Integer(), scope: Type.String() }));
+const CsrfToken = Type.String({
+  description: `The session cookie's CSRF token: a change (POST, PUT, PATCH, DELETE) signed in by the cookie alone sends it in the \`${CSRF_HEADER}\` header, unless the browser marks it same-origin (\`Origin\` or \`Sec-Fetch-Site\`); otherwise 403 CSRF_TOKEN_INVALID. Bearer calls need none.`,
+});
 
-/** The answer of an operation that issues an access token: the token in `data`, and the session cookie. */
+const SessionAnswer = Envelope(
+  Type.Object({ token: Type.String(), tokenType: Type.Literal('Bearer'), expiresIn: Type.Integer(), scope: Type.String(), csrfToken: CsrfToken }),
+);
+
+/** The answer of an operation that issues an access token: the token and the cookie's CSRF token in `data`, and the session cookie. */
 function startsSession(message: string) {
   return {
     schema: SessionAnswer,
@@ -20,7 +28,7 @@ function startsSession(message: string) {
         path: '/',
         maxAge: issued.expiresIn,
       });
-      return ok(message, { token: issued.accessToken, tokenType: 'Bearer', expiresIn: issued.expiresIn, scope: issued.scope });
+      return ok(message, { token: issued.accessToken, tokenType: 'Bearer', expiresIn: issued.expiresIn, scope: issued.scope, csrfToken: csrfTokenFor(issued.accessToken) });
     },
   };
 }
@@ -57,5 +65,17 @@ export const appAuthRoutes: FastifyPluginAsync<AppApiOptions> = async (app, { hu
     },
   });
 
-  route('GET', '/auth/me', me, { message: 'Current user.' });
+  // Signed in by the cookie alone, the principal comes with the cookie's CSRF token: a client that
+  // lost the sign-in answer (a page reloaded) learns it again. Another site cannot read the answer.
+  route('GET', '/auth/me', me, {
+    message: 'Current user.',
+    respond: {
+      schema: Envelope(Type.Object({ ...objectPart(me.output).object.properties, csrfToken: Type.Optional(CsrfToken) })),
+      shape(result, request) {
+        const cookieToken = request.cookies?.[SESSION_COOKIE];
+        const viaCookie = cookieToken && !bearerOf(request);
+        return ok('Current user.', viaCookie ? { ...(result as object), csrfToken: csrfTokenFor(cookieToken) } : result);
+      },
+    },
+  });
 };

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
+import { SESSION_COOKIE } from '../credentials.js';
 import { errorHandler, notFoundHandler } from '../error-handler.js';
+import { csrfGuard } from '../web/csrf.js';
 import { appAuthRoutes } from './auth.js';
 import { appDeviceRoutes } from './devices.js';
 import { appEntityRoutes } from './entities.js';
@@ -22,12 +24,14 @@ export interface AppApiOptions {
 
 /**
  * The legacy App API: the same operations as the OS API, answered in the `{status, message,
- * data}` envelope; requests present the session cookie or a bearer token of any account. Each
- * file binds one prefix of the spec's App API table.
+ * data}` envelope; requests present the session cookie or a bearer token of any account. A change
+ * signed in by the cookie alone carries the session's CSRF token or comes from a page of the
+ * hub's own origin (csrfGuard's `sameOrigin`). Each file binds one prefix of the spec's App API table.
  */
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, options) => {
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
+  app.addHook('preHandler', csrfGuard(SESSION_COOKIE, { sameOrigin: true }));
   for (const family of [appAuthRoutes, appDeviceRoutes, appEntityRoutes, appRoomRoutes, appIntegrationRoutes, appProgramRoutes, appSequenceRoutes, appHomeRoutes, appPlayerRoutes, appMediaRoutes]) {
     await family(app, options);
   }
