@@ -226,6 +226,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       ssdp: config.media.ssdpAddress,
       mdns: config.media.mdnsAddress,
       describeRoku: (host, port) => roku.probe(host, port),
+      clock,
+      timers,
       log: component('media-discovery'),
     }),
     controllers: [
@@ -235,7 +237,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       new BridgeIntegration({ timers }),
     ],
     integrations: drivers.builtIns,
-    pairer: new AndroidTvPairer(),
+    pairer: new AndroidTvPairer({ timers }),
     settings: {
       discoveryTimeoutMs: config.media.discoveryTimeoutMs,
       maxDiscoveryTimeoutMs: 60_000,
@@ -329,6 +331,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     recentLogs: host.recentLogs ?? (() => []),
     database: { engine: storage.engine, location: storage.location },
     cluster: () => (cluster ? { instance: cluster.id, peers: cluster.peerIds(), leasesHeld: cluster.stats().leasesHeld } : null),
+    clock,
   });
   const backups = backupsModule({
     dataDir: config.dataDir,

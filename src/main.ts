@@ -68,6 +68,7 @@ async function main(): Promise<void> {
 
   const shutdown = (signal: string) => {
     log.info({ signal }, 'stopping');
+    // Node's timer: it bounds the hub's own stop, so it must not wait on the hub's (injected) timers.
     const force = setTimeout(() => {
       log.error('stop took longer than allowed; exiting');
       process.exit(1);

@@ -4,6 +4,7 @@ import { fingerprintOf, generateClientIdentity, type ClientIdentity } from '../s
 import { AndroidTvPairing } from '../src/adapters/androidtv/pairing.js';
 import { AndroidTvRemote, type AndroidTvState } from '../src/adapters/androidtv/remote.js';
 import { AndroidTvError } from '../src/adapters/androidtv/session.js';
+import { systemTimers } from '../src/platform/clock.js';
 import { startAndroidTvEmulator, type AndroidTvEmulator } from './support/androidtv-emulator.js';
 
 const closers: Array<() => unknown> = [];
@@ -31,7 +32,7 @@ async function failure(p: Promise<unknown>): Promise<AndroidTvError> {
 }
 
 async function pair(e: AndroidTvEmulator, id = identity()) {
-  const pairing = await AndroidTvPairing.start({ host: e.host, port: e.pairingPort, identity: id, clientName: 'Hub', timeoutMs: 3000 });
+  const pairing = await AndroidTvPairing.start({ timers: systemTimers, host: e.host, port: e.pairingPort, identity: id, clientName: 'Hub', timeoutMs: 3000 });
   const code = e.shownCode();
   expect(code).toMatch(/^[0-9A-F]{6}$/);
   return { pairing, code: code! };
@@ -44,7 +45,7 @@ function wrongFirstByte(code: string): string {
 }
 
 async function remote(e: AndroidTvEmulator, onState?: (s: AndroidTvState) => void, onClose?: (err: AndroidTvError) => void) {
-  const r = new AndroidTvRemote({ host: e.host, port: e.remotePort, identity: identity(), timeoutMs: 3000, ...(onState ? { onState } : {}), ...(onClose ? { onClose } : {}) });
+  const r = new AndroidTvRemote({ timers: systemTimers, host: e.host, port: e.remotePort, identity: identity(), timeoutMs: 3000, ...(onState ? { onState } : {}), ...(onClose ? { onClose } : {}) });
   closers.push(() => r.close());
   return r;
 }
@@ -81,11 +82,11 @@ describe('Android TV Remote v2: pairing', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as { port: number }).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    expect((await failure(AndroidTvPairing.start({ host: '127.0.0.1', port, identity: identity(), clientName: 'Hub', timeoutMs: 2000 }))).failure).toBe('unreachable');
+    expect((await failure(AndroidTvPairing.start({ timers: systemTimers, host: '127.0.0.1', port, identity: identity(), clientName: 'Hub', timeoutMs: 2000 }))).failure).toBe('unreachable');
 
     const silent = await tv({ silentPairing: true });
     const started = Date.now();
-    expect((await failure(AndroidTvPairing.start({ host: silent.host, port: silent.pairingPort, identity: identity(), clientName: 'Hub', timeoutMs: 300 }))).failure).toBe('timeout');
+    expect((await failure(AndroidTvPairing.start({ timers: systemTimers, host: silent.host, port: silent.pairingPort, identity: identity(), clientName: 'Hub', timeoutMs: 300 }))).failure).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(1500);
   });
 });
@@ -121,7 +122,7 @@ describe('Android TV Remote v2: remote channel', () => {
 
   it('an identity the TV never paired is rejected', async () => {
     const e = await tv();
-    const r = new AndroidTvRemote({ host: e.host, port: e.remotePort, identity: generateClientIdentity('stranger'), timeoutMs: 2000 });
+    const r = new AndroidTvRemote({ timers: systemTimers, host: e.host, port: e.remotePort, identity: generateClientIdentity('stranger'), timeoutMs: 2000 });
     closers.push(() => r.close());
     expect((await failure(r.connect())).failure).toBe('rejected');
   });

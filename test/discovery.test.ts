@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mdnsBrowse } from '../src/adapters/discovery/mdns.js';
 import { ssdpSearch } from '../src/adapters/discovery/ssdp.js';
+import { systemClock, systemTimers } from '../src/platform/clock.js';
 import { startMdnsResponder, type MdnsTestService } from './support/mdns-responder.js';
 import { startRokuEcpEmulator } from './support/roku-ecp-emulator.js';
 import { startSsdpResponder } from './support/ssdp-responder.js';
@@ -35,7 +36,7 @@ describe('SSDP search', () => {
   it('finds the devices of the searched targets only, once each, and settles by the time-out', async () => {
     const responder = await ssdpResponder();
     const started = Date.now();
-    const found = await ssdpSearch({ searchTargets: ['roku:ecp', RENDERER.st], timeoutMs: 400, bindAddress: '127.0.0.1', destination: responder });
+    const found = await ssdpSearch({ timers: systemTimers, searchTargets: ['roku:ecp', RENDERER.st], timeoutMs: 400, bindAddress: '127.0.0.1', destination: responder });
     expect(Date.now() - started).toBeLessThan(400 + 500);
     expect(found.map((f) => f.usn).sort()).toEqual([RENDERER.usn, ROKU.usn].sort());
     expect(found.find((f) => f.st === 'roku:ecp')).toMatchObject({ location: ROKU.location, headers: expect.objectContaining({ ext: '', 'cache-control': 'max-age=1800' }) });
@@ -46,18 +47,18 @@ describe('SSDP search', () => {
 
   it('searching ssdp:all finds every device, each under its own target', async () => {
     const responder = await ssdpResponder();
-    const found = await ssdpSearch({ searchTargets: ['ssdp:all'], timeoutMs: 300, bindAddress: '127.0.0.1', destination: responder });
+    const found = await ssdpSearch({ timers: systemTimers, searchTargets: ['ssdp:all'], timeoutMs: 300, bindAddress: '127.0.0.1', destination: responder });
     expect(found.map((f) => f.st).sort()).toEqual([ROKU.st, RENDERER.st, PRINTER.st].sort());
   });
 
   it('answers nothing when nobody answers, within the time-out, and stops at once when aborted', async () => {
     const responder = await ssdpResponder([]);
     let started = Date.now();
-    expect(await ssdpSearch({ searchTargets: ['roku:ecp'], timeoutMs: 300, bindAddress: '127.0.0.1', destination: responder })).toEqual([]);
+    expect(await ssdpSearch({ timers: systemTimers, searchTargets: ['roku:ecp'], timeoutMs: 300, bindAddress: '127.0.0.1', destination: responder })).toEqual([]);
     expect(Date.now() - started).toBeLessThan(800);
     const controller = new AbortController();
     started = Date.now();
-    const search = ssdpSearch({ searchTargets: ['roku:ecp'], timeoutMs: 5000, bindAddress: '127.0.0.1', destination: responder, signal: controller.signal });
+    const search = ssdpSearch({ timers: systemTimers, searchTargets: ['roku:ecp'], timeoutMs: 5000, bindAddress: '127.0.0.1', destination: responder, signal: controller.signal });
     setTimeout(() => controller.abort(), 50);
     expect(await search).toEqual([]);
     expect(Date.now() - started).toBeLessThan(1000);
@@ -65,7 +66,7 @@ describe('SSDP search', () => {
 
   it('skips malformed answers and answers without USN or LOCATION', async () => {
     const responder = await ssdpResponder([ROKU]);
-    const search = ssdpSearch({ searchTargets: ['roku:ecp'], timeoutMs: 400, bindAddress: '127.0.0.1', destination: responder });
+    const search = ssdpSearch({ timers: systemTimers, searchTargets: ['roku:ecp'], timeoutMs: 400, bindAddress: '127.0.0.1', destination: responder });
     await new Promise((r) => setTimeout(r, 100));
     responder.sendRaw('garbage\u0000\u0001');
     responder.sendRaw('HTTP/1.1 200 OK\r\nST: roku:ecp\r\nLOCATION: http://127.0.0.9:8060/\r\n\r\n');
@@ -75,14 +76,14 @@ describe('SSDP search', () => {
   });
 
   it('a bind address that is not this machine is a clear error', async () => {
-    await expect(ssdpSearch({ searchTargets: ['roku:ecp'], timeoutMs: 100, bindAddress: '192.0.2.1', destination: { address: '127.0.0.1', port: 9 } })).rejects.toThrow(/cannot listen on 192\.0\.2\.1/);
+    await expect(ssdpSearch({ timers: systemTimers, searchTargets: ['roku:ecp'], timeoutMs: 100, bindAddress: '192.0.2.1', destination: { address: '127.0.0.1', port: 9 } })).rejects.toThrow(/cannot listen on 192\.0\.2\.1/);
   });
 });
 
 describe('mDNS browse', () => {
   it('finds services with SRV, TXT and addresses from the additionals', async () => {
     const responder = await mdnsResponder([TV, TV_CAST, SPEAKER]);
-    const found = await mdnsBrowse({ serviceTypes: ['_googlecast._tcp', '_androidtvremote2._tcp'], timeoutMs: 400, bindAddress: '127.0.0.1', destination: responder });
+    const found = await mdnsBrowse({ clock: systemClock, timers: systemTimers, serviceTypes: ['_googlecast._tcp', '_androidtvremote2._tcp'], timeoutMs: 400, bindAddress: '127.0.0.1', destination: responder });
     expect(found.map((f) => f.instanceName).sort()).toEqual(['Google-TV-abc', 'Kitchen-speaker', 'Living Room TV']);
     expect(found.find((f) => f.instanceName === 'Living Room TV')).toMatchObject({
       serviceType: '_androidtvremote2._tcp',
@@ -97,7 +98,7 @@ describe('mDNS browse', () => {
 
   it('asks for SRV, TXT and A itself when a responder gives no additionals', async () => {
     const responder = await mdnsResponder([SPEAKER], { withholdAdditionals: true });
-    const found = await mdnsBrowse({ serviceTypes: ['_googlecast._tcp'], timeoutMs: 600, bindAddress: '127.0.0.1', destination: responder });
+    const found = await mdnsBrowse({ clock: systemClock, timers: systemTimers, serviceTypes: ['_googlecast._tcp'], timeoutMs: 600, bindAddress: '127.0.0.1', destination: responder });
     expect(found).toEqual([expect.objectContaining({ instanceName: 'Kitchen-speaker', port: 8009, addresses: ['127.0.0.2'], txt: expect.objectContaining({ id: 'spk9' }) })]);
     expect(responder.questions).toEqual(expect.arrayContaining(['PTR _googlecast._tcp.local', 'SRV Kitchen-speaker._googlecast._tcp.local', 'TXT Kitchen-speaker._googlecast._tcp.local', 'A speaker.local']));
   });
@@ -105,7 +106,7 @@ describe('mDNS browse', () => {
   it('settles by the time-out when nobody answers', async () => {
     const responder = await mdnsResponder([SPEAKER], { silent: true });
     const started = Date.now();
-    expect(await mdnsBrowse({ serviceTypes: ['_googlecast._tcp'], timeoutMs: 300, bindAddress: '127.0.0.1', destination: responder })).toEqual([]);
+    expect(await mdnsBrowse({ clock: systemClock, timers: systemTimers, serviceTypes: ['_googlecast._tcp'], timeoutMs: 300, bindAddress: '127.0.0.1', destination: responder })).toEqual([]);
     expect(Date.now() - started).toBeLessThan(800);
   });
 });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Value } from 'typebox/value';
 import { ItachClient, describeItachError, parseItachError, type ItachClientOptions, type ItachTransmit } from '../src/adapters/itach/itach-client.js';
 import { IrCommandSchema, IrCommandsSchema, sendirLine, toCarrierCycles, validateIrCommand, validateIrCommands, type IrCommand } from '../src/domain/ir/index.js';
+import { ManualClock, systemClock, systemTimers } from '../src/platform/clock.js';
 import { DomainError } from '../src/platform/errors.js';
 import { startItachEmulator, type ItachEmulator, type ItachEmulatorOptions } from './support/itach-emulator.js';
 import { freePort } from './support/net.js';
@@ -18,10 +19,10 @@ afterEach(async () => {
   emulator = undefined;
 });
 
-async function setup(emu: ItachEmulatorOptions = {}, opts: ItachClientOptions = {}) {
+async function setup(emu: ItachEmulatorOptions = {}, opts: Partial<ItachClientOptions> = {}) {
   const e = await startItachEmulator(emu);
   emulator = e;
-  const c = new ItachClient({ port: e.port, ...opts });
+  const c = new ItachClient({ port: e.port, clock: systemClock, timers: systemTimers, ...opts });
   client = c;
   return { e, c };
 }
@@ -201,7 +202,7 @@ describe('ItachClient', () => {
 
   it('maps a refused connection to IR_EXTENDER_UNREACHABLE', async () => {
     const port = await freePort();
-    const c = new ItachClient({ port });
+    const c = new ItachClient({ port, clock: systemClock, timers: systemTimers });
     client = c;
     const err = await failure(c.send('127.0.0.1', NEC));
     expect(err.kind).toBe('upstream_failed');
@@ -210,10 +211,17 @@ describe('ItachClient', () => {
   });
 
   it('times out a silent extender and starts the next command on a fresh connection', async () => {
-    const { e, c } = await setup({ mode: 'silent' }, { replyTimeoutMs: 200 });
-    const started = Date.now();
-    const err = await failure(c.send(e.host, NEC));
-    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    const clock = new ManualClock();
+    const { e, c } = await setup({ mode: 'silent' }, { replyTimeoutMs: 200, clock, timers: clock });
+    let settled = false;
+    const sent = failure(c.send(e.host, NEC)).finally(() => (settled = true));
+    for (let i = 0; i < 100 && e.lines.length === 0; i++) await sleep(5);
+    // The reply time-out runs on the injected timers: not a millisecond early, then at once.
+    clock.advance(199);
+    await sleep(5);
+    expect(settled).toBe(false);
+    clock.advance(1);
+    const err = await sent;
     expect(err.kind).toBe('timeout');
     expect(err.code).toBe('IR_EXTENDER_TIMEOUT');
     e.setMode('ok');

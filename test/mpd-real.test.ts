@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MpdConnection } from '../src/adapters/mpd/mpd-connection.js';
+import { systemTimers } from '../src/platform/clock.js';
 import { startServer, tempDataDir } from './support/server.js';
 import { SseClient } from './support/sse-client.js';
 import { freePort } from './support/net.js';
@@ -96,7 +97,7 @@ async function startRealMpd(): Promise<{ port: number; child: ChildProcess }> {
   // Bounded wait for it to listen, then for the database to be read.
   let connection: MpdConnection | undefined;
   for (let i = 0; i < 100 && !connection; i++) {
-    connection = await MpdConnection.open({ host: '127.0.0.1', port, timeoutMs: 1000 }).catch(() => undefined);
+    connection = await MpdConnection.open({ host: '127.0.0.1', port, timeoutMs: 1000, timers: systemTimers }).catch(() => undefined);
     if (!connection) await new Promise((r) => setTimeout(r, 100));
   }
   if (!connection) throw new Error('mpd did not start listening');
@@ -140,7 +141,7 @@ describe.skipIf(!MPD)('the local media controller against a real mpd', () => {
     const sse = await SseClient.open(`${s.url}/app/os/media-controller/stream?accessToken=${streamToken}`);
     closers.push(() => sse.close());
     await sse.next((e) => e.event === 'snapshot');
-    const direct = await MpdConnection.open({ host: '127.0.0.1', port, timeoutMs: 2000 });
+    const direct = await MpdConnection.open({ host: '127.0.0.1', port, timeoutMs: 2000, timers: systemTimers });
     closers.push(() => direct.close());
     const at = Date.now();
     await direct.command('setvol', [33]);

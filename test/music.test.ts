@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MpdConnection } from '../src/adapters/mpd/mpd-connection.js';
+import { systemTimers } from '../src/platform/clock.js';
 import { createServer as createHttpServer } from 'node:http';
 import { startMpdEmulator, type MpdEmulator } from './support/mpd-emulator.js';
 import { startRokuEcpEmulator } from './support/roku-ecp-emulator.js';
@@ -46,7 +47,7 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: str
 
 /** A second client at MPD, as another app would be: changes made there reach the hub through idle. */
 async function directClient(e: MpdEmulator) {
-  const c = await MpdConnection.open({ host: e.host, port: e.port, timeoutMs: 2000 });
+  const c = await MpdConnection.open({ host: e.host, port: e.port, timeoutMs: 2000, timers: systemTimers });
   closers.push(() => c.close());
   return c;
 }

@@ -6,6 +6,12 @@ import type { Database } from '../storage/schema.js';
 
 /** NOTIFY carries at most 8000 bytes; a batch stays under this, a larger message goes through the outbox. */
 const NOTIFY_LIMIT = 7500;
+/**
+ * An outbox row's `created_at`: wall time, not the hub's injected clock. Every instance prunes the
+ * shared table by its own `Date.now()` (ClusterNode's heartbeat); a row stamped on a test's
+ * ManualClock would be pruned (or kept) by another time scale than it was written on.
+ */
+const outboxStamp = (): number => Date.now();
 const BROADCAST = 'hcs_cluster';
 const direct = (nodeId: string) => `hcs_node_${nodeId}`;
 
@@ -80,7 +86,7 @@ export class PgChannel<M> {
   async sendWithin(trx: Kysely<Database>, message: M): Promise<void> {
     let payload = `[${this.envelope(message)}]`;
     if (Buffer.byteLength(payload) > NOTIFY_LIMIT) {
-      const row = await trx.insertInto('cluster_outbox').values({ created_at: Date.now(), payload }).returning('id').executeTakeFirstOrThrow();
+      const row = await trx.insertInto('cluster_outbox').values({ created_at: outboxStamp(), payload }).returning('id').executeTakeFirstOrThrow();
       payload = JSON.stringify({ o: Number(row.id) });
     }
     await sql`select pg_notify(${BROADCAST}, ${payload})`.execute(trx);
@@ -206,7 +212,7 @@ export class PgChannel<M> {
   }
 
   private async toOutbox(payload: string): Promise<number> {
-    const result = await this.publishQuery<{ id: number }>('insert into cluster_outbox (created_at, payload) values ($1, $2) returning id', [Date.now(), payload]);
+    const result = await this.publishQuery<{ id: number }>('insert into cluster_outbox (created_at, payload) values ($1, $2) returning id', [outboxStamp(), payload]);
     return Number(result.rows[0]!.id);
   }
 

@@ -210,6 +210,7 @@ export class AndroidTvIntegration implements EndpointController {
       port: tv.endpoint.port,
       identity: { certificatePem: pairing.certificatePem, privateKeyPem: pairing.privateKeyPem },
       timeoutMs: this.options.connectTimeoutMs,
+      timers: this.options.timers,
       onState: (s) => {
         if (tv.remote === remote) this.pushState(tv, s);
       },

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import type { Timers } from '../../platform/clock.js';
 import { codeChecks, pairingSecret, type ClientIdentity } from './identity.js';
 import { ENCODING_HEXADECIMAL, OuterMessage, PAIRING_PROTOCOL_VERSION, ROLE_INPUT, STATUS } from './messages.js';
 import { AndroidTvError, Expectation, FramedSession } from './session.js';
@@ -14,26 +15,32 @@ const has = (field: string) => (m: Record<string, unknown>) => m[field] !== unde
  * channel from then on.
  */
 export class AndroidTvPairing {
-  private readonly expect = new Expectation();
+  private readonly expect: Expectation;
   private readonly session: FramedSession;
   private serverCertificatePem = '';
 
   private constructor(
     private readonly identity: ClientIdentity,
     private readonly timeoutMs: number,
+    timers: Timers,
   ) {
+    this.expect = new Expectation(timers);
     // One answer is awaited at a time; anything else from the TV is out of the exchange.
-    this.session = new FramedSession(OuterMessage, {
-      onMessage: (m) => {
-        if (!this.expect.offer(m)) this.session.close();
+    this.session = new FramedSession(
+      OuterMessage,
+      {
+        onMessage: (m) => {
+          if (!this.expect.offer(m)) this.session.close();
+        },
+        onEnd: (error) => this.expect.fail(error),
       },
-      onEnd: (error) => this.expect.fail(error),
-    });
+      timers,
+    );
   }
 
   /** Connects and runs the exchange up to the point where the TV shows its code. */
-  static async start(o: { host: string; port?: number; identity: ClientIdentity; clientName: string; serviceName?: string; timeoutMs?: number }): Promise<AndroidTvPairing> {
-    const pairing = new AndroidTvPairing(o.identity, o.timeoutMs ?? 10_000);
+  static async start(o: { host: string; port?: number; identity: ClientIdentity; clientName: string; serviceName?: string; timeoutMs?: number; timers: Timers }): Promise<AndroidTvPairing> {
+    const pairing = new AndroidTvPairing(o.identity, o.timeoutMs ?? 10_000, o.timers);
     pairing.serverCertificatePem = await pairing.session.open({ host: o.host, port: o.port ?? ANDROID_TV_PAIRING_PORT, ...o.identity, timeoutMs: pairing.timeoutMs });
     try {
       await pairing.step({ pairingRequest: { serviceName: o.serviceName ?? 'atvremote', clientName: o.clientName } }, 'pairingRequestAck');

@@ -1,3 +1,4 @@
+import type { Timers } from '../../platform/clock.js';
 import type { ClientIdentity } from './identity.js';
 import { ANDROID_TV_KEYS, CLIENT_FEATURES, DIRECTION, RemoteMessage, type AndroidTvKey, type KeyDirection } from './messages.js';
 import { AndroidTvError, FramedSession } from './session.js';
@@ -32,6 +33,8 @@ export class AndroidTvRemote {
       port?: number;
       identity: ClientIdentity;
       timeoutMs?: number;
+      /** Bounds the connection and the handshake. */
+      timers: Timers;
       onState?: (state: AndroidTvState) => void;
       onClose?: (error: AndroidTvError) => void;
     },
@@ -47,33 +50,37 @@ export class AndroidTvRemote {
     this.closedByUs = false;
     return new Promise((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => {
+      const timer = this.o.timers.setTimeout(() => {
         if (settled) return;
         settled = true;
         reject(new AndroidTvError('timeout', `the TV did not complete the remote handshake within ${timeoutMs} ms`));
         session.close();
       }, timeoutMs);
-      const session = new FramedSession(RemoteMessage, {
-        onMessage: (m) => {
-          this.handle(m, session);
-          if (!settled && this.started) {
-            settled = true;
-            clearTimeout(timer);
-            resolve({ ...this.state });
-          }
+      const session = new FramedSession(
+        RemoteMessage,
+        {
+          onMessage: (m) => {
+            this.handle(m, session);
+            if (!settled && this.started) {
+              settled = true;
+              this.o.timers.clearTimeout(timer);
+              resolve({ ...this.state });
+            }
+          },
+          onEnd: (error) => {
+            this.started = false;
+            if (!settled) {
+              settled = true;
+              this.o.timers.clearTimeout(timer);
+              // Closed before the handshake: the TV does not know this client.
+              reject(error.failure === 'closed' ? new AndroidTvError('rejected', 'the TV closed the connection before the handshake: pair again') : error);
+              return;
+            }
+            if (!this.closedByUs) this.o.onClose?.(error);
+          },
         },
-        onEnd: (error) => {
-          this.started = false;
-          if (!settled) {
-            settled = true;
-            clearTimeout(timer);
-            // Closed before the handshake: the TV does not know this client.
-            reject(error.failure === 'closed' ? new AndroidTvError('rejected', 'the TV closed the connection before the handshake: pair again') : error);
-            return;
-          }
-          if (!this.closedByUs) this.o.onClose?.(error);
-        },
-      });
+        this.o.timers,
+      );
       this.session = session;
       session.open({ host: this.o.host, port: this.o.port ?? ANDROID_TV_REMOTE_PORT, ...this.o.identity, timeoutMs }).catch(() => {
         // onEnd has reported it.

@@ -1,5 +1,6 @@
 import { connect, type TLSSocket } from 'node:tls';
 import type protobuf from 'protobufjs';
+import type { TimerHandle, Timers } from '../../platform/clock.js';
 import { networkFailureOf, type NetworkFailure } from '../../platform/network-failures.js';
 import { frame, FrameReader } from './messages.js';
 
@@ -43,6 +44,7 @@ export class FramedSession {
   constructor(
     private readonly type: protobuf.Type,
     private readonly handlers: { onMessage(message: Record<string, unknown>): void; onEnd(error: AndroidTvError): void },
+    private readonly timers: Timers,
   ) {}
 
   /** Connects and completes the TLS handshake within `timeoutMs`; resolves with the TV's certificate (PEM). */
@@ -52,19 +54,19 @@ export class FramedSession {
       const fail = (error: AndroidTvError) => {
         if (!settled) {
           settled = true;
-          clearTimeout(timer);
+          this.timers.clearTimeout(timer);
           reject(error);
         }
         this.end(error);
       };
-      const timer = setTimeout(() => fail(new AndroidTvError('timeout', `no TLS connection to ${o.host}:${o.port} within ${o.timeoutMs} ms`)), o.timeoutMs);
+      const timer = this.timers.setTimeout(() => fail(new AndroidTvError('timeout', `no TLS connection to ${o.host}:${o.port} within ${o.timeoutMs} ms`)), o.timeoutMs);
       // The TV's certificate is self-signed: it is not verified against a CA, but kept (the secret uses its key).
       const socket = connect({ host: o.host, port: o.port, cert: o.certificatePem, key: o.privateKeyPem, rejectUnauthorized: false });
       this.socket = socket;
       socket.on('secureConnect', () => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        this.timers.clearTimeout(timer);
         const peer = socket.getPeerX509Certificate();
         if (!peer) return fail(new AndroidTvError('protocol', 'the TV presented no certificate'));
         resolve(peer.toString());
@@ -121,13 +123,15 @@ export class FramedSession {
 
 /** Waits for the next message that `match` accepts, or the session's end, within `timeoutMs`. */
 export class Expectation {
-  private waiting: { match: (m: Record<string, unknown>) => boolean; resolve: (m: Record<string, unknown>) => void; reject: (e: AndroidTvError) => void; timer: NodeJS.Timeout } | null = null;
+  private waiting: { match: (m: Record<string, unknown>) => boolean; resolve: (m: Record<string, unknown>) => void; reject: (e: AndroidTvError) => void; timer: TimerHandle } | null = null;
   private endedWith: AndroidTvError | null = null;
+
+  constructor(private readonly timers: Timers) {}
 
   next(match: (m: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<Record<string, unknown>> {
     if (this.endedWith) return Promise.reject(this.endedWith);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.timers.setTimeout(() => {
         this.waiting = null;
         reject(new AndroidTvError('timeout', `no ${what} within ${timeoutMs} ms`));
       }, timeoutMs);
@@ -139,7 +143,7 @@ export class Expectation {
   offer(message: Record<string, unknown>): boolean {
     const w = this.waiting;
     if (!w || !w.match(message)) return false;
-    clearTimeout(w.timer);
+    this.timers.clearTimeout(w.timer);
     this.waiting = null;
     w.resolve(message);
     return true;
@@ -149,7 +153,7 @@ export class Expectation {
     this.endedWith = error;
     const w = this.waiting;
     if (!w) return;
-    clearTimeout(w.timer);
+    this.timers.clearTimeout(w.timer);
     this.waiting = null;
     w.reject(error);
   }

@@ -1,5 +1,6 @@
 import { connect, type TLSSocket } from 'node:tls';
 import protobuf from 'protobufjs';
+import type { TimerHandle, Timers } from '../../platform/clock.js';
 import { networkFailureOf, type NetworkFailure } from '../../platform/network-failures.js';
 
 /**
@@ -95,28 +96,29 @@ export class CastSender {
   private socket: TLSSocket | null = null;
   private readonly reader = new CastReader();
   private nextRequest = 1;
-  private readonly waiting = new Map<number, { resolve(d: Record<string, unknown>): void; reject(e: CastError): void; timer: NodeJS.Timeout }>();
+  private readonly waiting = new Map<number, { resolve(d: Record<string, unknown>): void; reject(e: CastError): void; timer: TimerHandle }>();
   private heartbeat: NodeJS.Timeout | null = null;
   private transportId: string | null = null;
   private mediaSessionId: number | null = null;
 
-  constructor(private readonly o: { host: string; port?: number; timeoutMs: number }) {}
+  /** `timers` bound the connection and each request; the heartbeat keeps Node's (see `open`). */
+  constructor(private readonly o: { host: string; port?: number; timeoutMs: number; timers: Timers }) {}
 
   /** Connects (TLS, the receiver's self-signed certificate accepted) and opens the virtual connection to the receiver. */
   async open(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.o.timers.setTimeout(() => {
         socket.destroy();
         reject(new CastError('timeout', `no TLS connection to ${this.o.host} within ${this.o.timeoutMs} ms`));
       }, this.o.timeoutMs);
       const socket = connect({ host: this.o.host, port: this.o.port ?? CAST_PORT, rejectUnauthorized: false }, () => {
-        clearTimeout(timer);
+        this.o.timers.clearTimeout(timer);
         resolve();
       });
       this.socket = socket;
       socket.on('data', (chunk: Buffer) => this.receive(chunk));
       socket.on('error', (err: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
+        this.o.timers.clearTimeout(timer);
         const cause = networkFailureOf(err);
         reject(new CastError(cause === 'unreachable' || cause === 'timeout' ? cause : 'closed', `${this.o.host}: ${err.code ?? err.message}`));
         this.fail(new CastError('closed', err.message));
@@ -124,6 +126,8 @@ export class CastSender {
       socket.on('close', () => this.fail(new CastError('closed', 'the receiver closed the connection')));
     });
     this.send('receiver-0', NS.connection, { type: 'CONNECT' });
+    // Node's timer, not the injected one: the PING keeps the session alive for the receiver, which
+    // drops a silent sender by its own wall clock; the hub's clock standing still must not stop it.
     this.heartbeat = setInterval(() => this.send('receiver-0', NS.heartbeat, { type: 'PING' }), 5000);
     this.heartbeat.unref();
   }
@@ -187,7 +191,7 @@ export class CastSender {
     if (!this.socket || this.socket.destroyed) return Promise.reject(new CastError('closed', 'not connected to the receiver'));
     const requestId = this.nextRequest++;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.o.timers.setTimeout(() => {
         this.waiting.delete(requestId);
         reject(new CastError('timeout', `the receiver did not answer ${String(data.type)} within ${this.o.timeoutMs} ms`));
       }, this.o.timeoutMs);
@@ -211,7 +215,7 @@ export class CastSender {
       const id = typeof m.data.requestId === 'number' ? m.data.requestId : undefined;
       const w = id === undefined ? undefined : this.waiting.get(id);
       if (!w) continue;
-      clearTimeout(w.timer);
+      this.o.timers.clearTimeout(w.timer);
       this.waiting.delete(id!);
       w.resolve(m.data);
     }
@@ -223,7 +227,7 @@ export class CastSender {
     this.socket?.destroy();
     this.socket = null;
     for (const [id, w] of this.waiting) {
-      clearTimeout(w.timer);
+      this.o.timers.clearTimeout(w.timer);
       w.reject(error);
       this.waiting.delete(id);
     }

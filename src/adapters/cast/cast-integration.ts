@@ -131,7 +131,7 @@ export class CastIntegration implements EndpointController {
   private session(r: Receiver): Promise<CastSender> {
     if (r.sender) return Promise.resolve(r.sender);
     r.opening ??= (async () => {
-      const sender = new CastSender({ host: r.endpoint.host, port: r.endpoint.port, timeoutMs: this.options.timeoutMs });
+      const sender = new CastSender({ host: r.endpoint.host, port: r.endpoint.port, timeoutMs: this.options.timeoutMs, timers: this.options.timers });
       await sender.open();
       // What the receiver says of itself: volume (so volume steps work), mute, the app in front.
       const status = await sender.receiverStatus().catch((err: unknown) => {

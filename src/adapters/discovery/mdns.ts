@@ -1,6 +1,7 @@
 import { createSocket } from 'node:dgram';
 import makeMdns from 'multicast-dns';
 import type { Answer } from 'dns-packet';
+import type { Clock, Timers } from '../../platform/clock.js';
 import { bind, waitFor } from './ssdp.js';
 
 /**
@@ -18,6 +19,9 @@ export interface MdnsBrowseOptions {
   /** Default the mDNS group 224.0.0.251:5353; a unicast address is allowed (tests use loopback). */
   destination?: { address: string; port: number };
   signal?: AbortSignal;
+  /** What the browse's time-out is measured on, and its waits run on. */
+  clock: Clock;
+  timers: Timers;
 }
 
 export interface MdnsService {
@@ -127,11 +131,12 @@ export async function mdnsBrowse(options: MdnsBrowseOptions): Promise<MdnsServic
 
   try {
     send(types.map((t) => ({ name: t.name, type: 'PTR' as const })));
-    const started = Date.now();
+    const { clock, timers } = options;
+    const started = clock.now();
     for (let round = 0; round < MAX_FOLLOW_UPS && !options.signal?.aborted; round++) {
-      const left = options.timeoutMs - (Date.now() - started);
+      const left = options.timeoutMs - (clock.now() - started);
       if (left <= 0) break;
-      await waitFor(Math.min(FOLLOW_UP_EVERY_MS, left), options.signal);
+      await waitFor(timers, Math.min(FOLLOW_UP_EVERY_MS, left), options.signal);
       // Ask for what the answers did not carry: an instance's SRV/TXT, a host's address.
       const missing: Array<{ name: string; type: 'SRV' | 'TXT' | 'A' }> = [];
       for (const instance of instances.values()) {
@@ -142,7 +147,7 @@ export async function mdnsBrowse(options: MdnsBrowseOptions): Promise<MdnsServic
       if (round === 0 && instances.size === 0) send(types.map((t) => ({ name: t.name, type: 'PTR' as const })));
       send(missing);
     }
-    await waitFor(Math.max(0, options.timeoutMs - (Date.now() - started)), options.signal);
+    await waitFor(timers, Math.max(0, options.timeoutMs - (clock.now() - started)), options.signal);
   } finally {
     await new Promise<void>((resolve) => mdns.destroy(() => resolve()));
   }

@@ -1,4 +1,5 @@
 import { XMLParser } from 'fast-xml-parser';
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { DiscoveredEndpoint } from '../../domain/media/model.js';
 import type { EndpointDiscovery } from '../../domain/media/ports.js';
 import { mdnsBrowse, type MdnsService } from './mdns.js';
@@ -18,6 +19,9 @@ export interface MediaDiscoveryOptions {
   describeRoku(host: string, port: number): Promise<DiscoveredEndpoint>;
   /** Longest wait for the descriptions asked after the listening (ms). */
   describeTimeoutMs?: number;
+  /** What the searches' time-outs and the descriptions' bounds are measured on. */
+  clock: Clock;
+  timers: Timers;
   log: { debug(obj: object, msg: string): void };
 }
 
@@ -51,10 +55,11 @@ export class MediaDiscovery implements EndpointDiscovery {
   constructor(private readonly options: MediaDiscoveryOptions) {}
 
   async discover({ timeoutMs, signal }: { timeoutMs: number; signal?: AbortSignal }): Promise<DiscoveredEndpoint[]> {
+    const { clock, timers } = this.options;
     const bind = this.options.interfaceAddress === undefined ? {} : { bindAddress: this.options.interfaceAddress };
     const [ssdp, mdns] = await Promise.all([
-      ssdpSearch({ searchTargets: [ROKU_ST, MEDIA_RENDERER_ST], timeoutMs, destination: this.options.ssdp, ...bind, ...(signal ? { signal } : {}) }),
-      mdnsBrowse({ serviceTypes: [GOOGLECAST_SERVICE, ANDROIDTV_REMOTE_SERVICE], timeoutMs, destination: this.options.mdns, ...bind, ...(signal ? { signal } : {}) }),
+      ssdpSearch({ searchTargets: [ROKU_ST, MEDIA_RENDERER_ST], timeoutMs, destination: this.options.ssdp, timers, ...bind, ...(signal ? { signal } : {}) }),
+      mdnsBrowse({ serviceTypes: [GOOGLECAST_SERVICE, ANDROIDTV_REMOTE_SERVICE], timeoutMs, destination: this.options.mdns, clock, timers, ...bind, ...(signal ? { signal } : {}) }),
     ]);
     const describeBound = Math.min(this.options.describeTimeoutMs ?? 1500, timeoutMs);
     const fromSsdp = await this.fromSsdp(ssdp, describeBound);
@@ -85,7 +90,7 @@ export class MediaDiscovery implements EndpointDiscovery {
     }
     const described = await Promise.all(
       [...found.values()].map((endpoint) =>
-        withBound(endpoint.kind === 'roku' ? this.describeRoku(endpoint) : this.describeRenderer(endpoint), boundMs).catch((err: unknown) => {
+        withBound(this.options.timers, endpoint.kind === 'roku' ? this.describeRoku(endpoint) : this.describeRenderer(endpoint), boundMs).catch((err: unknown) => {
           this.options.log.debug({ endpoint: `${endpoint.kind}:${endpoint.key}`, err: err instanceof Error ? err.message : String(err) }, 'endpoint did not describe itself');
           return endpoint;
         }),
@@ -102,9 +107,17 @@ export class MediaDiscovery implements EndpointDiscovery {
 
   private async describeRenderer(endpoint: DiscoveredEndpoint): Promise<DiscoveredEndpoint> {
     const location = endpoint.details.location!;
-    const response = await fetch(location, { signal: AbortSignal.timeout(1500), redirect: 'error' });
-    if (!response.ok) throw new Error(`description answered HTTP ${response.status}`);
-    const text = await response.text();
+    // The request itself is aborted after 1.5 s (as AbortSignal.timeout would, but on the hub's timers).
+    const abort = new AbortController();
+    const timer = this.options.timers.setTimeout(() => abort.abort(new DOMException('the description took over 1500 ms', 'TimeoutError')), 1500);
+    let text: string;
+    try {
+      const response = await fetch(location, { signal: abort.signal, redirect: 'error' });
+      if (!response.ok) throw new Error(`description answered HTTP ${response.status}`);
+      text = await response.text();
+    } finally {
+      this.options.timers.clearTimeout(timer);
+    }
     if (text.length > 256 * 1024) throw new Error('description is too large');
     const doc = descriptionParser.parse(text) as { root?: { device?: Record<string, unknown> } };
     const device = doc.root?.device ?? {};
@@ -163,10 +176,10 @@ export class MediaDiscovery implements EndpointDiscovery {
   }
 }
 
-function withBound<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+function withBound<T>(timers: Timers, work: Promise<T>, ms: number): Promise<T> {
+  let timer: TimerHandle | undefined;
   const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no description within ${ms} ms`)), ms);
+    timer = timers.setTimeout(() => reject(new Error(`no description within ${ms} ms`)), ms);
   });
-  return Promise.race([work, bound]).finally(() => clearTimeout(timer));
+  return Promise.race([work, bound]).finally(() => timers.clearTimeout(timer));
 }

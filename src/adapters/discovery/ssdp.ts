@@ -1,4 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
+import type { Timers } from '../../platform/clock.js';
 
 /**
  * SSDP search (UPnP Device Architecture 1.1, §1.3.2): M-SEARCH datagrams to the SSDP group, or
@@ -21,6 +22,8 @@ export interface SsdpSearchOptions {
   /** MX header: seconds a device may wait before answering (default 1, at most the time-out). */
   mx?: number;
   signal?: AbortSignal;
+  /** What the search's waits run on. */
+  timers: Timers;
 }
 
 export interface SsdpResponse {
@@ -96,9 +99,9 @@ export async function ssdpSearch(options: SsdpSearchOptions): Promise<SsdpRespon
       for (const target of options.searchTargets) socket.send(mSearch(target, destination, mx), destination.port, destination.address, () => undefined);
     };
     sendAll();
-    await waitFor(Math.min(REPEAT_AFTER_MS, options.timeoutMs), options.signal);
+    await waitFor(options.timers, Math.min(REPEAT_AFTER_MS, options.timeoutMs), options.signal);
     if (!options.signal?.aborted) sendAll();
-    await waitFor(Math.max(0, options.timeoutMs - REPEAT_AFTER_MS), options.signal);
+    await waitFor(options.timers, Math.max(0, options.timeoutMs - REPEAT_AFTER_MS), options.signal);
   } finally {
     socket.close();
   }
@@ -122,16 +125,16 @@ export function bind(socket: Socket, address: string | undefined): Promise<void>
   });
 }
 
-/** Resolves after `ms`, or at once when the signal aborts. */
-export function waitFor(ms: number, signal?: AbortSignal): Promise<void> {
+/** Resolves after `ms` on `timers`, or at once when the signal aborts. */
+export function waitFor(timers: Timers, ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted || ms <= 0) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const timer = timers.setTimeout(done, ms);
     signal?.addEventListener('abort', done, { once: true });
   });
 }

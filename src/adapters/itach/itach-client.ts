@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { irErrors } from '../../domain/ir/errors.js';
 import { sendirLine, validateIrCommand, type IrCommand } from '../../domain/ir/ir-command.js';
 import type { IrTransmitter } from '../../domain/ir/transmitter.js';
-import { systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { DomainError } from '../../platform/errors.js';
 import { describeNetworkCode, networkFailureOfCode } from '../../platform/network-failures.js';
 import type { IntegrationStatus } from '../../domain/drivers/builtin.js';
@@ -43,10 +43,10 @@ export interface ItachClientOptions {
   log?: ItachLog;
   /** Called once per command after its `sendir` line has been written (a listener that throws is logged, not fatal). */
   onTransmit?: (info: ItachTransmit) => void;
-  /** Connect, reply and idle timers (default: Node's, unreferenced). */
-  timers?: Timers;
-  /** When an extender's health was found (default: the system clock). */
-  clock?: Clock;
+  /** Connect, reply and idle timers. */
+  timers: Timers;
+  /** When an extender's health was found. */
+  clock: Clock;
 }
 
 export interface ItachSendResult {
@@ -489,8 +489,8 @@ export class ItachClient implements IrTransmitter {
   private nextId = 1;
   private closed = false;
 
-  constructor(options: ItachClientOptions = {}) {
-    this.clock = options.clock ?? systemClock;
+  constructor(options: ItachClientOptions) {
+    this.clock = options.clock;
     this.s = {
       port: options.port ?? DEFAULTS.port,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
@@ -500,7 +500,7 @@ export class ItachClient implements IrTransmitter {
       connector: options.connector ?? DEFAULTS.connector,
       log: options.log ?? silentLog,
       onTransmit: options.onTransmit,
-      timers: options.timers ?? systemTimers,
+      timers: options.timers,
     };
   }
 

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import type { TimerHandle, Timers } from '../../platform/clock.js';
 import { networkFailureOf, type NetworkFailure } from '../../platform/network-failures.js';
 import { commandLine, parseAck, type MpdAck } from './protocol.js';
 
@@ -37,6 +38,8 @@ export interface MpdConnectionOptions {
   password?: string;
   /** Bound of connecting and of each command's answer (`idle` waits as long as it takes). */
   timeoutMs: number;
+  /** What those bounds wait on. */
+  timers: Timers;
   /** Called once when the connection ends for any reason but `close()`. */
   onClose?: (error: MpdError) => void;
 }
@@ -46,7 +49,7 @@ interface Pending {
   lines: string[];
   resolve(lines: string[]): void;
   reject(err: MpdError): void;
-  timer: NodeJS.Timeout | null;
+  timer: TimerHandle | null;
 }
 
 const MAX_LINE_BYTES = 1024 * 1024;
@@ -101,7 +104,7 @@ export class MpdConnection {
       const timeoutMs = options.timeoutMs === undefined ? this.options.timeoutMs : options.timeoutMs;
       const pending: Pending = { line, lines: [], resolve, reject, timer: null };
       if (timeoutMs !== null) {
-        pending.timer = setTimeout(() => this.end(new MpdError('timeout', `MPD did not answer ${name} within ${timeoutMs} ms`)), timeoutMs);
+        pending.timer = this.options.timers.setTimeout(() => this.end(new MpdError('timeout', `MPD did not answer ${name} within ${timeoutMs} ms`)), timeoutMs);
       }
       this.queue.push(pending);
       this.pump();
@@ -125,10 +128,10 @@ export class MpdConnection {
 
   private connect(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const { host, port, timeoutMs } = this.options;
-      const timer = setTimeout(() => this.end(new MpdError('timeout', `no MPD greeting from ${host}:${port} within ${timeoutMs} ms`)), timeoutMs);
+      const { host, port, timeoutMs, timers } = this.options;
+      const timer = timers.setTimeout(() => this.end(new MpdError('timeout', `no MPD greeting from ${host}:${port} within ${timeoutMs} ms`)), timeoutMs);
       this.greeted = (error) => {
-        clearTimeout(timer);
+        timers.clearTimeout(timer);
         this.greeted = null;
         if (error) reject(error);
         else resolve();
@@ -185,7 +188,7 @@ export class MpdConnection {
   }
 
   private settle(pending: Pending, error: MpdError | null): void {
-    if (pending.timer) clearTimeout(pending.timer);
+    if (pending.timer) this.options.timers.clearTimeout(pending.timer);
     this.inFlight = null;
     if (error) pending.reject(error);
     else pending.resolve(pending.lines);
@@ -198,7 +201,7 @@ export class MpdConnection {
     this.socket?.destroy();
     this.greeted?.(error);
     for (const pending of [...(this.inFlight ? [this.inFlight] : []), ...this.queue.splice(0)]) {
-      if (pending.timer) clearTimeout(pending.timer);
+      if (pending.timer) this.options.timers.clearTimeout(pending.timer);
       pending.reject(error);
     }
     this.inFlight = null;

@@ -230,7 +230,7 @@ export class MpdPlayer implements LocalPlayer {
       this.o.log.warn({ host: this.o.host, port: this.o.port, err: error.message }, 'MPD connection lost');
       this.fail(error.message);
     };
-    const options = { host: this.o.host, port: this.o.port, timeoutMs: this.o.timeoutMs, onClose: lost, ...(this.o.password ? { password: this.o.password } : {}) };
+    const options = { host: this.o.host, port: this.o.port, timeoutMs: this.o.timeoutMs, timers: this.o.timers, onClose: lost, ...(this.o.password ? { password: this.o.password } : {}) };
     try {
       const opened = await Promise.allSettled([MpdConnection.open(options), MpdConnection.open(options)]);
       const failed = opened.find((o): o is PromiseRejectedResult => o.status === 'rejected');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
-import { systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { DomainError, FailureInfo } from '../../platform/errors.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
 import type { LogicalDevice } from '../devices/model.js';
@@ -76,7 +76,7 @@ export class DriverManager {
     private readonly clock: Clock,
     private readonly log: DriverManagerLogger,
     private readonly actionTimeoutMs: number,
-    private readonly timers: Timers = systemTimers,
+    private readonly timers: Timers,
   ) {}
 
   /** Routes commands for drivers connected elsewhere (the cluster sets it). */

@@ -1,4 +1,4 @@
-import { systemTimers, type Clock, type TimerHandle, type Timers } from '../../platform/clock.js';
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { EventOrigin } from '../../platform/event-bus.js';
 import type { StateRepository, StoredState } from './model.js';
 import type { DomainEventBus } from '../events.js';
@@ -48,7 +48,7 @@ export class StateAuthority {
     private readonly events: DomainEventBus,
     private readonly log: StateAuthorityLogger,
     telemetry: TelemetryLimits,
-    private readonly timers: Timers = systemTimers,
+    private readonly timers: Timers,
     private readonly flushIntervalMs = 250,
   ) {
     this.telemetry = new TelemetryStore(telemetry);

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { Clock } from '../../platform/clock.js';
 import { ADMIN_ACCOUNT, defineOperation } from '../../platform/operations.js';
 import type { Readiness } from '../../platform/readiness.js';
 import type { ClientCensus } from './census.js';
@@ -55,6 +56,8 @@ export interface SystemFacts {
   database: { engine: 'sqlite' | 'postgres'; location: string };
   /** This instance in a cluster (PostgreSQL), or null. */
   cluster(): { instance: string; peers: string[]; leasesHeld: number } | null;
+  /** The hub's clock: the usage measure's age and the reported start time are read on it. */
+  clock: Clock;
 }
 
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
@@ -74,7 +77,7 @@ const USAGE_TTL_MS = 30_000;
 export function systemOperations(facts: SystemFacts) {
   let usage: { at: number; value: Promise<Awaited<ReturnType<typeof folderUsage>>> } | undefined;
   const dataDirUsage = () => {
-    const now = Date.now();
+    const now = facts.clock.now();
     if (!usage || now - usage.at > USAGE_TTL_MS) usage = { at: now, value: folderUsage(facts.dataDir) };
     return usage.value;
   };
@@ -132,7 +135,7 @@ export function systemOperations(facts: SystemFacts) {
           migrations: facts.migrations(),
           ready: facts.readiness.ready,
           waitingFor: facts.readiness.waitingFor,
-          startedAt: new Date(Date.now() - process.uptime() * 1000).toISOString(),
+          startedAt: new Date(facts.clock.now() - process.uptime() * 1000).toISOString(),
           dataDirUsage: await dataDirUsage(),
           drivers: facts.drivers(),
           clients: facts.census.counts(),
