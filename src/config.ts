@@ -83,6 +83,8 @@ export interface Config {
   ssePingIntervalMs: number;
   sseMaxBufferBytes: number;
   streamBatchMs: number;
+  /** How long a request that arrives while the hub starts waits for it before 503 NOT_READY; 0 answers 503 at once. */
+  startupHoldMs: number;
   media: MediaConfig;
 }
 
@@ -279,6 +281,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     ssePingIntervalMs: integer(env, 'SSE_PING_INTERVAL_MS', 15_000, 100, 600_000),
     sseMaxBufferBytes: integer(env, 'SSE_MAX_BUFFER_BYTES', 1024 * 1024, 4096, 256 * 1024 * 1024),
     streamBatchMs: integer(env, 'STREAM_BATCH_MS', 25, 0, 1000),
+    startupHoldMs: integer(env, 'STARTUP_HOLD_MS', 10_000, 0, 120_000),
     media: mediaConfig(env),
   };
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
+import { ManualClock } from '../src/platform/clock.js';
 import { TestDriver, eventually, type Message } from './support/ws-driver.js';
 
 let server: TestServer;
@@ -85,22 +86,50 @@ describe('errors per CONTRACT', () => {
 });
 
 describe('health and readiness', () => {
-  it('serves /healthz while starting and /readyz 503 until storage is ready', async () => {
-    server = await startServer();
+  it('serves /healthz while starting, /readyz 503, and holds other requests until the hub is ready', async () => {
+    const clock = new ManualClock(Date.now());
+    server = await startServer({ clock, timers: clock });
     expect((await server.request('GET', '/healthz')).status).toBe(200);
     expect(await (await server.request('GET', '/readyz')).json()).toEqual({ status: 'ready' });
     server.app.hub.readiness.markNotReady('drivers');
     const starting = await server.request('GET', '/readyz');
     expect(starting.status).toBe(503);
     expect(await starting.json()).toMatchObject({ status: 'starting', waitingFor: ['drivers'] });
-    const api = await server.request('POST', '/app/os/auth/login', { body: ADMIN });
+    expect((await server.request('GET', '/healthz')).status).toBe(200);
+
+    // A sign-in while the hub starts waits for it, and gets its answer once the hub is ready.
+    const held = server.request('POST', '/app/os/auth/login', { body: ADMIN });
+    await until(() => server.app.hub.readiness.waiting === 1);
+    clock.advance(9_999);
+    server.app.hub.readiness.markReady('drivers');
+    expect((await held).status).toBe(200);
+
+    // One the hub does not get ready for within STARTUP_HOLD_MS (10 s) is answered 503, with Retry-After.
+    server.app.hub.readiness.markNotReady('drivers');
+    const late = server.request('POST', '/app/os/auth/login', { body: ADMIN });
+    await until(() => server.app.hub.readiness.waiting === 1);
+    clock.advance(10_000);
+    const api = await late;
     expect(api.status).toBe(503);
     expect(((await api.json()) as ErrorBody).error.code).toBe('NOT_READY');
     expect(api.headers.get('retry-after')).toBe('1');
-    expect((await server.request('GET', '/healthz')).status).toBe(200);
+    server.app.hub.readiness.markReady('drivers');
+  });
+
+  it('answers 503 NOT_READY at once while starting with STARTUP_HOLD_MS=0', async () => {
+    server = await startServer({ env: { STARTUP_HOLD_MS: '0' } });
+    server.app.hub.readiness.markNotReady('drivers');
+    const api = await server.request('POST', '/app/os/auth/login', { body: ADMIN });
+    expect(api.status).toBe(503);
+    expect(api.headers.get('retry-after')).toBe('1');
     server.app.hub.readiness.markReady('drivers');
   });
 });
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(check()).toBe(true);
+}
 
 describe('OpenAPI', () => {
   it('serves an OpenAPI 3 document and the browsable UI', async () => {

@@ -4,6 +4,7 @@
  */
 export class Readiness {
   private readonly pending = new Set<string>();
+  private waiters: Array<() => void> = [];
 
   constructor(parts: string[]) {
     for (const part of parts) this.pending.add(part);
@@ -11,6 +12,18 @@ export class Readiness {
 
   markReady(part: string): void {
     this.pending.delete(part);
+    if (this.pending.size === 0 && this.waiters.length > 0) for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Resolves once every part is ready (at once when it is). */
+  whenReady(): Promise<void> {
+    if (this.ready) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Requests waiting in `whenReady`. */
+  get waiting(): number {
+    return this.waiters.length;
   }
 
   markNotReady(part: string): void {

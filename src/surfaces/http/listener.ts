@@ -19,8 +19,8 @@ const HEALTHY = JSON.stringify({ status: 'ok' });
  * 200 at once, as CONTRACT.md has it ("once the HTTP server is up"), and every other request,
  * and every upgrade that nothing else listens for yet, is held until Fastify is ready and then
  * handed to it. A client that connects during the start gets the answer it would have had a
- * moment later (`503 NOT_READY` until the hub has started, as before) instead of a refused
- * connection.
+ * moment later instead of a refused connection (Fastify then holds it until the hub has started,
+ * up to STARTUP_HOLD_MS, and only then answers `503 NOT_READY`).
  *
  * Fastify gets the server through its `serverFactory` option; `open()` hands requests to it.
  */

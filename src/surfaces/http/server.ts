@@ -25,6 +25,7 @@ import { webUi } from './web-ui/index.js';
 import fp from 'fastify-plugin';
 import { metricsRoute } from './metrics.js';
 import './types.js';
+import type { TimerHandle } from '../../platform/clock.js';
 
 export interface HttpSurface {
   app: FastifyInstance;
@@ -34,6 +35,8 @@ export interface HttpSurface {
 }
 
 /** Route families whose routes need credentials unless they opt out. */
+/** Requests held while the hub starts; past this, further ones are answered 503 at once. */
+const MAX_HELD_WHILE_STARTING = 1000;
 const GUARDED_PREFIXES = [...OS_API_BASES, ...APP_API_BASES, ...REMOTE_BASES, '/admin'];
 
 const underBase = (path: string, base: string) => path === base || path.startsWith(`${base}/`) || path.startsWith(`${base}?`);
@@ -85,13 +88,23 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   });
 
   // One hook for every request: the request id header, URLs the service refuses whatever the
-  // route (too long, or with dot segments, which are never resolved), and 503 until the hub has started.
+  // route (too long, or with dot segments, which are never resolved), and, while the hub starts,
+  // the request held until it has (a phone app reconnecting after a restart gets its answer a
+  // moment later instead of an error), for up to STARTUP_HOLD_MS; only then 503 NOT_READY.
+  const holdMs = hub.config.startupHoldMs;
+  const notReady = () => httpErrors.NOT_READY({}, { details: { waitingFor: hub.readiness.waitingFor }, retryAfterSeconds: 1 });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     const refused = urlProblem(request.url);
     if (refused) return done(refused);
     if (hub.readiness.ready || request.routeOptions.config?.servesBeforeReady || request.url.startsWith('/docs')) return done();
-    done(httpErrors.NOT_READY({}, { details: { waitingFor: hub.readiness.waitingFor }, retryAfterSeconds: 1 }));
+    if (holdMs === 0 || hub.readiness.waiting >= MAX_HELD_WHILE_STARTING) return done(notReady());
+    let timer: TimerHandle | undefined;
+    const gaveUp = new Promise<false>((resolve) => (timer = hub.timers.setTimeout(() => resolve(false), holdMs)));
+    void Promise.race([hub.readiness.whenReady().then(() => true as const), gaveUp]).then((ready) => {
+      hub.timers.clearTimeout(timer);
+      done(ready ? undefined : notReady());
+    });
   });
 
   app.setErrorHandler(errorHandler(contractErrorBody));
