@@ -59,6 +59,10 @@ export default tseslint.config(
             name,
             message: 'Domain code opens no sockets: declare a port and put the adapter in src/adapters.',
           })),
+          ...['node:child_process', 'child_process'].map((name) => ({
+            name,
+            message: 'Domain code starts no processes: run them through the ProcessRunner port (src/platform/processes.ts), which src/adapters/process implements.',
+          })),
         ],
         patterns: [
           { group: ['fastify', 'fastify-*', '@fastify/*', 'socket.io', 'socket.io-*', 'ws'], message: 'Domain code must not import a transport; put the adapter in src/surfaces.' },

@@ -64,6 +64,8 @@ import { KyselyDocumentRepository } from './storage/repositories/documents.js';
 import { KyselyDriverSettingsRepository } from './storage/repositories/driver-settings.js';
 import { KyselyFireStore, KyselyProgramRunRepository } from './storage/repositories/programs.js';
 import { VERSION } from './version.js';
+import { NodeProcessRunner } from './adapters/process/node-process-runner.js';
+import { processesModule } from './adapters/process/module.js';
 
 /**
  * The domain core, assembled: one module per domain folder, built here from its typed
@@ -164,8 +166,13 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   // Built after the devices, whose view its events carry; it still starts first (it needs no module).
   const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS, presentDevice: (device) => devices.devices.view(device) });
   const scenes = scenesModule({ devices: devices.devices, events, clock, log: component('scenes') });
+  // Every child process of the hub (local drivers, Homebridge, npm and pip) goes through one runner,
+  // which makes sure that none outlives the hub.
+  const processRunner = new NodeProcessRunner({ clock, timers, log: component('processes'), recordFile: path.join(config.dataDir, 'run', 'children.json') });
+  const processes = processesModule(processRunner, component('processes'));
   const drivers = driversModule({
     driversDir: config.driversDir,
+    processes: processRunner,
     manager: devices.drivers,
     registry: devices.registry,
     settings: new KyselyDriverSettingsRepository(db),
@@ -382,6 +389,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
           dataDir: config.dataDir,
           install: homebridge,
           hap: new HttpHapClient(),
+          processes: processRunner,
           clock,
           timers,
           log: component('accessory-hub'),
@@ -418,7 +426,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
+  const modules: HubModule[] = inDependencyOrder([store, processes, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));

@@ -18,7 +18,8 @@ import {
 } from '../src/domain/drivers/local/index.js';
 import { createDomainEventBus } from '../src/domain/events.js';
 import { StateAuthority } from '../src/domain/state/state-authority.js';
-import { systemClock } from '../src/platform/clock.js';
+import { NodeProcessRunner } from '../src/adapters/process/node-process-runner.js';
+import { systemClock, systemTimers } from '../src/platform/clock.js';
 import { DomainError } from '../src/platform/errors.js';
 import { openStorage } from '../src/storage/factory.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from '../src/storage/repositories/devices.js';
@@ -75,10 +76,11 @@ async function createHub(driversDir: string, extra: Partial<LocalDriverSuperviso
   const log = new RecordingLog();
   const events = createDomainEventBus(log);
   const devices = new DeviceRegistry(new KyselyDeviceRepository(storage.db), systemClock, events);
-  const state = new StateAuthority(new KyselyStateRepository(storage.db), systemClock, events, log, { maxEntriesPerDevice: 100, maxAgeMs: 60_000 });
-  const manager = new DriverManager(devices, state, events, systemClock, log, 5000);
+  const state = new StateAuthority(new KyselyStateRepository(storage.db), systemClock, events, log, { maxEntriesPerDevice: 100, maxAgeMs: 60_000 }, systemTimers);
+  const manager = new DriverManager(devices, state, events, systemClock, log, 5000, systemTimers);
   const settings = new KyselyDriverSettingsRepository(storage.db);
-  const supervisor = new LocalDriverSupervisor({ driversDir, manager, settings, clock: systemClock, log, ...extra });
+  const processes = new NodeProcessRunner({ clock: systemClock, timers: extra.timers ?? systemTimers, log, recordFile: path.join(dataDir, 'run', 'children.json') });
+  const supervisor = new LocalDriverSupervisor({ driversDir, manager, settings, clock: systemClock, timers: systemTimers, processes, log, ...extra });
   return {
     log,
     events,
@@ -95,6 +97,7 @@ async function createHub(driversDir: string, extra: Partial<LocalDriverSuperviso
     device: (driverKey: string, driverDeviceId: string) => devices.findByDriver(driverKey, driverDeviceId),
     async close() {
       await supervisor.stop();
+      await processes.close();
       manager.stop();
       await state.stop();
       await storage.close();

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomicSync } from '../platform/atomic-file.js';
 import { DATABASE_FILE, PENDING_RESTORE_DIR, RESTORE_IMPORT_DIR } from './files.js';
 
 /**
@@ -28,7 +29,8 @@ export function applyPendingRestore(dataDir: string, driversDir: string, engine:
     const importDir = path.join(dataDir, RESTORE_IMPORT_DIR);
     fs.rmSync(importDir, { recursive: true, force: true });
     fs.mkdirSync(importDir, { recursive: true });
-    fs.writeFileSync(path.join(importDir, 'kept-in'), keptIn);
+    // A torn marker would stop the next start (the import reads where to keep the replaced rows from it).
+    writeFileAtomicSync(path.join(importDir, 'kept-in'), keptIn);
     const copy = fs.existsSync(dump) ? dump : sqlite;
     fs.renameSync(copy, path.join(importDir, path.basename(copy)));
   }

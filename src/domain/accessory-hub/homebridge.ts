@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { updateFileAtomic } from '../../platform/atomic-file.js';
+import { Backoff } from '../../platform/backoff.js';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import { OutputTail, type ProcessExit, type ProcessRunner, type RunningProcess } from '../../platform/processes.js';
 import { accessoryHubErrors } from './errors.js';
 import type { FreePortFinder, HapAccessory, HapClient } from './ports.js';
 
@@ -24,6 +26,8 @@ export interface AccessoryHubDeps {
   dir: string;
   install: HomebridgeInstall;
   hap: HapClient;
+  /** Runs Homebridge (src/adapters/process): in its own process group, never outliving the hub. */
+  processes: ProcessRunner;
   clock: Clock;
   timers: Timers;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
@@ -79,22 +83,23 @@ const newUsername = () =>
  * the hub's own fate.
  */
 export class HomebridgeSupervisor {
-  private child: ChildProcess | undefined;
+  private child: RunningProcess | undefined;
   private state: HomebridgeState = 'stopped';
   private wanted = false;
   private startedAt: number | undefined;
   private restarts = 0;
-  private delayMs = FIRST_RESTART_MS;
+  private readonly backoff = new Backoff({ initialMs: FIRST_RESTART_MS, maxMs: MAX_RESTART_MS });
   private timer: TimerHandle | undefined;
   private lastExit: { code: number | null; signal: string | null; at: number } | undefined;
   private lastError: string | undefined;
   private setupUri: string | undefined;
-  private readonly tail: string[] = [];
-  private exited: Promise<void> = Promise.resolve();
+  private readonly tail = new OutputTail(LOG_TAIL);
   /** The bridge's HAP port as config.json had it at the last start. */
   private hapPort: number | undefined;
   /** Why it is not restarted (its HAP port is taken), until a restart, a start or a config change. */
   private halted: string | undefined;
+  private lifecycle: Promise<unknown> = Promise.resolve();
+  private queuedRestart: Promise<void> | undefined;
   private readonly configFollowers: Array<(config: Record<string, unknown>) => void> = [];
 
   constructor(private readonly deps: AccessoryHubDeps) {}
@@ -119,42 +124,60 @@ export class HomebridgeSupervisor {
     await this.ensureConfig();
   }
 
-  async start(): Promise<void> {
+  /**
+   * Start, stop and restart run one after another (a settings change, a plugin install and a
+   * resync may ask at once); restarts asked for before the queued one began join it, since it
+   * reads config.json after their changes were written.
+   */
+  private inOrder<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.lifecycle.then(work, work);
+    this.lifecycle = next.catch(() => undefined);
+    return next;
+  }
+
+  start(): Promise<void> {
+    return this.inOrder(() => this.startNow());
+  }
+
+  stop(): Promise<void> {
+    return this.inOrder(() => this.stopNow());
+  }
+
+  /** Reloads config.json: Homebridge reads it only at start. */
+  restart(): Promise<void> {
+    this.queuedRestart ??= this.inOrder(async () => {
+      this.queuedRestart = undefined;
+      await this.stopNow();
+      this.restarts++;
+      this.backoff.succeed();
+      await this.startNow();
+    });
+    return this.queuedRestart;
+  }
+
+  private async startNow(): Promise<void> {
     await this.prepare();
     this.hapPort = (await this.settings()).port;
     this.halted = undefined;
     this.wanted = true;
-    this.launch();
+    if (!this.child?.running) this.launch();
   }
 
-  async stop(): Promise<void> {
+  private async stopNow(): Promise<void> {
     this.wanted = false;
     if (this.timer) this.deps.timers.clearTimeout(this.timer);
     this.timer = undefined;
-    const child = this.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-      await this.exited;
-      clearTimeout(force);
-    }
+    await this.child?.stop(STOP_GRACE_MS);
     this.state = 'stopped';
   }
 
-  /** Reloads config.json: Homebridge reads it only at start. */
-  async restart(): Promise<void> {
-    await this.stop();
-    this.restarts++;
-    this.delayMs = FIRST_RESTART_MS;
-    await this.start();
-  }
-
-  /** Records a dependency in the plugin folder's package.json (npm keeps what is listed there). */
+  /** Records a dependency in the plugin folder's package.json (npm keeps what is listed there), in one atomic read-modify-write. */
   async addDependency(name: string, spec: string): Promise<void> {
-    const file = path.join(this.deps.dir, 'package.json');
-    const manifest = JSON.parse(await fs.readFile(file, 'utf8').catch(() => '{"name":"hcs-accessory-hub-plugins","private":true}')) as { dependencies?: Record<string, string> };
-    manifest.dependencies = { ...manifest.dependencies, [name]: spec };
-    await fs.writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`);
+    await updateFileAtomic(path.join(this.deps.dir, 'package.json'), (text) => {
+      const manifest = JSON.parse(text ?? '{"name":"hcs-accessory-hub-plugins","private":true}') as { dependencies?: Record<string, string> };
+      manifest.dependencies = { ...manifest.dependencies, [name]: spec };
+      return `${JSON.stringify(manifest, null, 2)}\n`;
+    });
   }
 
   /** Runs on every config.json written: what must follow the bridge settings (the plugin bridge's HAP port and code) follows them. */
@@ -185,11 +208,13 @@ export class HomebridgeSupervisor {
     return this.readConfig();
   }
 
-  /** Changes config.json in one write (Homebridge reads it at its next start). */
+  /** Changes config.json in one write (Homebridge reads it at its next start); changes made at once all land. */
   async editConfig(change: (config: Record<string, unknown>) => void): Promise<void> {
-    const config = await this.readConfig();
-    change(config);
-    await this.writeConfig(config);
+    await this.changeConfig((text) => {
+      const config = parseConfig(text);
+      change(config);
+      return config;
+    });
   }
 
   async settings(): Promise<AccessoryHubSettings> {
@@ -202,9 +227,9 @@ export class HomebridgeSupervisor {
   async updateSettings(change: Partial<AccessoryHubSettings>): Promise<AccessoryHubSettings> {
     if (change.pin !== undefined && !/^\d{3}-\d{2}-\d{3}$/.test(change.pin)) throw accessoryHubErrors.INVALID_ACCESSORY_HUB_SETTINGS({ problem: 'pin must read like 031-45-154' }, { details: [{ field: 'body.pin', message: 'must be XXX-XX-XXX' }] });
     if (change.advertiser !== undefined && !ADVERTISERS.includes(change.advertiser)) throw accessoryHubErrors.INVALID_ACCESSORY_HUB_SETTINGS({ problem: `advertiser must be one of ${ADVERTISERS.join(', ')}` });
-    const config = await this.readConfig();
-    config.bridge = { ...(config.bridge as object), ...change };
-    await this.writeConfig(config);
+    await this.editConfig((config) => {
+      config.bridge = { ...(config.bridge as object), ...change };
+    });
     this.deps.log.info({ change: { ...change, ...(change.pin ? { pin: '***' } : {}) } }, 'accessory hub settings changed; restarting Homebridge');
     if (this.wanted) await this.restart();
     return this.settings();
@@ -224,7 +249,7 @@ export class HomebridgeSupervisor {
       pluginCount: plugins.length,
       ...(this.lastExit ? { lastExit: this.lastExit } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
-      recentOutput: [...this.tail],
+      recentOutput: this.tail.toArray(),
     };
   }
 
@@ -244,18 +269,12 @@ export class HomebridgeSupervisor {
     this.state = 'starting';
     this.setupUri = undefined;
     const args = [this.deps.install.bin, '-I', '-Q', '-U', this.deps.dir, '-P', this.pluginsDir, '--strict-plugin-resolution'];
-    const child = spawn(this.deps.nodePath ?? process.execPath, args, { cwd: this.deps.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
-    this.child = child;
-    let done!: () => void;
-    this.exited = new Promise((resolve) => (done = resolve));
-    let pending = '';
     let payloadNext = false;
     const onLine = (line: string) => {
       // eslint-disable-next-line no-control-regex
       const text = line.replace(/\u001b\[[0-9;]*m/g, '').trim();
       if (!text) return;
-      this.tail.push(text.length > 500 ? `${text.slice(0, 500)}…` : text);
-      if (this.tail.length > LOG_TAIL) this.tail.shift();
+      this.tail.push(text);
       if (payloadNext && text.startsWith('X-HM://')) this.setupUri = text;
       payloadNext = text === 'Setup Payload:';
       if (this.state === 'starting' && !this.halted && text.includes('EADDRINUSE')) this.haltIfHapPortTaken(text, child);
@@ -266,34 +285,22 @@ export class HomebridgeSupervisor {
         this.deps.log.info({ pid: child.pid }, 'Homebridge is running');
       }
     };
-    const read = (chunk: Buffer) => {
-      pending += chunk.toString('utf8');
-      let i;
-      while ((i = pending.indexOf('\n')) >= 0) {
-        onLine(pending.slice(0, i));
-        pending = pending.slice(i + 1);
-      }
-      if (pending.length > 8192) pending = '';
-    };
-    child.stdout!.on('data', read);
-    child.stderr!.on('data', read);
-    child.on('error', (err) => {
-      this.lastError = `could not start Homebridge: ${err.message}`;
-    });
-    child.on('exit', (code, signal) => {
-      // Its last lines (the EADDRINUSE that explains the exit) may still be in the pipes.
-      const drained = Promise.all([child.stdout!, child.stderr!].map((s) => (s.closed ? undefined : new Promise((r) => s.once('close', r)))));
-      let bound: ReturnType<typeof setTimeout> | undefined;
-      void Promise.race([drained, new Promise((r) => (bound = setTimeout(r, 500)))]).then(() => {
-        clearTimeout(bound);
-        done();
-        this.exitedWith(code, signal);
-      });
-    });
+    const child = this.deps.processes.start(
+      { label: 'homebridge', command: this.deps.nodePath ?? process.execPath, args, cwd: this.deps.dir, env: { ...process.env, NODE_OPTIONS: '' } },
+      {
+        onStdoutLine: (line) => onLine(line.toString('utf8')),
+        onStderrLine: onLine,
+        // Its last lines (the EADDRINUSE that explains the exit) were read before this runs.
+        onExit: (exit) => this.exitedWith(child, exit),
+      },
+    );
+    this.child = child;
   }
 
-  private exitedWith(code: number | null, signal: string | null): void {
+  private exitedWith(child: RunningProcess, { code, signal, startError }: ProcessExit): void {
+    if (this.child !== child) return;
     const at = this.deps.clock.now();
+    if (startError) this.lastError = `could not start Homebridge: ${startError.message}`;
     this.lastExit = { code, signal, at };
     if (!this.wanted) return;
     if (this.halted) {
@@ -302,13 +309,12 @@ export class HomebridgeSupervisor {
       return;
     }
     const ranMs = this.startedAt !== undefined && this.state === 'running' ? at - this.startedAt : 0;
-    if (ranMs >= STABLE_MS) this.delayMs = FIRST_RESTART_MS;
+    if (ranMs >= STABLE_MS) this.backoff.succeed();
     this.lastError ??= signal ? `Homebridge was killed by ${signal}` : `Homebridge exited with code ${code}`;
-    this.deps.log.warn({ code, signal, restartInMs: this.delayMs }, 'Homebridge stopped; restarting it');
+    const delay = this.backoff.fail();
+    this.deps.log.warn({ code, signal, restartInMs: delay }, 'Homebridge stopped; restarting it');
     this.state = 'backoff';
     this.restarts++;
-    const delay = this.delayMs;
-    this.delayMs = Math.min(MAX_RESTART_MS, this.delayMs * 2);
     this.timer = this.deps.timers.setTimeout(() => {
       this.timer = undefined;
       this.launch();
@@ -320,47 +326,57 @@ export class HomebridgeSupervisor {
    * failure): restarting cannot help, so it is stopped and left so until the port or the config
    * changes (both restart it) or an admin restarts it.
    */
-  private haltIfHapPortTaken(line: string, child: ChildProcess): void {
+  private haltIfHapPortTaken(line: string, child: RunningProcess): void {
     const port = Number(/:(\d+)\s*$/.exec(line)?.[1]);
     if (port !== this.hapPort) return;
     this.halted = `HAP port ${port} is in use by another program (EADDRINUSE): Homebridge is not restarted until the port or the configuration changes, or an admin restarts it`;
     this.lastError = this.halted;
     this.deps.log.error({ port }, 'Homebridge cannot listen: its HAP port is in use; not restarting it');
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-      child.once('exit', () => clearTimeout(force));
-    }
+    void child.stop(STOP_GRACE_MS);
   }
 
   private async ensureConfig(): Promise<void> {
-    let config: Record<string, unknown>;
-    try {
-      config = await this.readConfig();
-    } catch {
-      // Another hub or Homebridge on the machine may hold the default port; the port found is kept in config.json.
-      const port = await this.deps.freePorts.freePort(this.deps.defaultPort).catch((err: Error) => {
-        this.deps.log.warn({ err: err.message, port: this.deps.defaultPort }, 'could not look for a free HAP port; using the default one');
-        return this.deps.defaultPort;
-      });
-      config = { bridge: { name: 'Home Control Accessory Hub', username: newUsername(), port, pin: newPin(), advertiser: 'ciao' }, accessories: [], platforms: [] };
-    }
-    const bridge = config.bridge as Record<string, unknown>;
-    if (this.deps.bind) bridge.bind = this.deps.bind;
-    else delete bridge.bind;
-    await this.writeConfig(config);
+    await this.changeConfig(async (text) => {
+      let config: Record<string, unknown>;
+      try {
+        config = parseConfig(text);
+      } catch {
+        // Another hub or Homebridge on the machine may hold the default port; the port found is kept in config.json.
+        const port = await this.deps.freePorts.freePort(this.deps.defaultPort).catch((err: Error) => {
+          this.deps.log.warn({ err: err.message, port: this.deps.defaultPort }, 'could not look for a free HAP port; using the default one');
+          return this.deps.defaultPort;
+        });
+        config = { bridge: { name: 'Home Control Accessory Hub', username: newUsername(), port, pin: newPin(), advertiser: 'ciao' }, accessories: [], platforms: [] };
+      }
+      const bridge = config.bridge as Record<string, unknown>;
+      if (this.deps.bind) bridge.bind = this.deps.bind;
+      else delete bridge.bind;
+      return config;
+    });
   }
 
   private async readConfig(): Promise<Record<string, unknown>> {
-    const parsed = JSON.parse(await fs.readFile(this.configFile, 'utf8')) as Record<string, unknown>;
-    if (!parsed || typeof parsed.bridge !== 'object') throw new Error('config.json has no bridge');
-    return parsed;
+    return parseConfig(await fs.readFile(this.configFile, 'utf8'));
   }
 
-  private async writeConfig(config: Record<string, unknown>): Promise<void> {
-    for (const follow of this.configFollowers) follow(config);
-    const temp = `${this.configFile}.tmp`;
-    await fs.writeFile(temp, `${JSON.stringify(config, null, 2)}\n`);
-    await fs.rename(temp, this.configFile);
+  /**
+   * The one way config.json is written: a read-modify-write queued behind every other write of it
+   * (so two changes made at once both land), the settings' followers applied, then an atomic
+   * replacement (a unique temp file renamed over it), so Homebridge never reads half a file.
+   */
+  private async changeConfig(change: (text: string | undefined) => Record<string, unknown> | Promise<Record<string, unknown>>): Promise<void> {
+    await updateFileAtomic(this.configFile, async (text) => {
+      const config = await change(text);
+      for (const follow of this.configFollowers) follow(config);
+      return `${JSON.stringify(config, null, 2)}\n`;
+    });
   }
+}
+
+/** config.json's text as an object with a bridge; throws when it is missing, not JSON, or has no bridge. */
+function parseConfig(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) throw new Error('config.json does not exist');
+  const parsed = JSON.parse(text) as Record<string, unknown>;
+  if (!parsed || typeof parsed.bridge !== 'object') throw new Error('config.json has no bridge');
+  return parsed;
 }

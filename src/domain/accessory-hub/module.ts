@@ -69,6 +69,8 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
           catalog: new DocumentCollection(deps.plugins.catalog, deps.clock, ({ id }) => accessoryHubErrors.PLUGIN_NOT_FOUND({ name: id })),
           events: deps.plugins.events,
           clock: deps.clock,
+          timers: deps.timers,
+          processes: deps.processes,
           installTimeoutMs: deps.plugins.installTimeoutMs,
           log: deps.log,
         });
@@ -97,7 +99,7 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
   let detach: (() => void) | undefined;
   return defineModule({
     name: 'accessory-hub',
-    needs: ['storage', 'devices', 'auth'],
+    needs: ['storage', 'devices', 'auth', 'processes'],
     homebridge,
     operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins), ...importOperations(imports, bridge), ...pluginBridgeOperations(bridge) } },
     async start() {

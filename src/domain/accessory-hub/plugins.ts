@@ -2,10 +2,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { updateFileAtomic, writeFileAtomic } from '../../platform/atomic-file.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
 import { OneAtATime } from '../../platform/one-at-a-time.js';
-import { runInstaller } from '../drivers/local/dependencies.js';
+import { runInstaller, type InstallerDeps } from '../drivers/local/dependencies.js';
 import type { DomainEventBus } from '../events.js';
 import { accessoryHubErrors } from './errors.js';
 import { toStandardJsonSchema } from './config-schema.js';
@@ -48,7 +49,7 @@ export interface PluginView {
   configBlocks: number;
 }
 
-export interface PluginDeps {
+export interface PluginDeps extends InstallerDeps {
   dir: string;
   homebridge: HomebridgeSupervisor;
   registry: PluginRegistry;
@@ -77,7 +78,7 @@ export class PluginManager {
     await this.deps.catalog.load();
     const manifest = path.join(this.deps.dir, 'package.json');
     await fs.mkdir(this.deps.dir, { recursive: true });
-    await fs.access(manifest).catch(() => fs.writeFile(manifest, `${JSON.stringify({ name: 'hcs-accessory-hub-plugins', private: true, dependencies: {} }, null, 2)}\n`));
+    await updateFileAtomic(manifest, (text) => text ?? `${JSON.stringify({ name: 'hcs-accessory-hub-plugins', private: true, dependencies: {} }, null, 2)}\n`);
   }
 
   async search(q: string): Promise<RegistryHit[]> {
@@ -214,10 +215,10 @@ export class PluginManager {
     const saved = await Promise.all(files.map((f) => fs.readFile(f).catch(() => undefined)));
     const emit = (extra: { line?: string; outcome?: 'succeeded' | 'failed'; error?: string }) =>
       this.deps.events.emit('accessory_hub.plugin_progress', { pluginId, action, ...extra, at: this.deps.clock.now() });
-    const outcome = await runInstaller(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, this.deps.dir, this.deps.installTimeoutMs, (line) => emit({ line }));
+    const outcome = await runInstaller(this.deps, process.platform === 'win32' ? 'npm.cmd' : 'npm', args, this.deps.dir, this.deps.installTimeoutMs, (line) => emit({ line }));
     if (!outcome.ok) {
       // npm rolls its own tree back; the manifests are put back as they were too.
-      await Promise.all(files.map((f, i) => (saved[i] ? fs.writeFile(f, saved[i]!) : fs.rm(f, { force: true }))));
+      await Promise.all(files.map((f, i) => (saved[i] ? writeFileAtomic(f, saved[i]!) : fs.rm(f, { force: true }))));
       emit({ outcome: 'failed', error: outcome.problem ?? 'failed' });
       this.deps.log.warn({ plugin: pluginId, action, problem: outcome.problem }, 'accessory hub plugin operation failed; the previous plugins stay');
       throw accessoryHubErrors.PLUGIN_INSTALL_FAILED({ name: pluginId, problem: outcome.problem ?? 'failed' }, { details: { log: outcome.log.slice(-4000) } });

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic, writeFileAtomicWith } from '../../platform/atomic-file.js';
 import { OneAtATime, pathExists } from '../../platform/one-at-a-time.js';
 import type { Clock, Timers } from '../../platform/clock.js';
 import { ProgramScheduler, type FireStore } from '../programs/scheduler.js';
@@ -136,10 +137,10 @@ export class BackupService {
           if (err.code !== 'ENOENT') throw err;
         });
         const manifest: BackupManifest = { format: FORMAT, createdAt: now, hubVersion: this.deps.version, migrations: inspected.migrations };
-        await fs.writeFile(path.join(work, MANIFEST), JSON.stringify(manifest, null, 2));
+        await writeFileAtomic(path.join(work, MANIFEST), JSON.stringify(manifest, null, 2));
         const file = path.join(this.dir, `${name}.tar.gz`);
-        await this.deps.archives.writeTarGz(work, `${file}.partial`);
-        await fs.rename(`${file}.partial`, file);
+        // Written beside it under a temp name of its own, flushed, then renamed into place: never listed half written.
+        await writeFileAtomicWith(file, (temp) => this.deps.archives.writeTarGz(work, temp));
         const info = await this.describe(name);
         this.deps.log.info({ backup: name, bytes: info.bytes }, 'backup created');
         return info;
@@ -256,7 +257,7 @@ export class BackupService {
           await fs.mkdir(path.dirname(target), { recursive: true });
           await fs.writeFile(target, f.data, { flag: 'wx' });
         }
-        await fs.writeFile(path.join(staging, MANIFEST), JSON.stringify(manifest));
+        await writeFileAtomic(path.join(staging, MANIFEST), JSON.stringify(manifest));
         let inspected;
         try {
           inspected = await this.deps.database.inspect(path.join(staging, DATABASE));

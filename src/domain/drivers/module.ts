@@ -1,4 +1,5 @@
 import type { Clock, Timers } from '../../platform/clock.js';
+import type { ProcessRunner } from '../../platform/processes.js';
 import { defineModule, type ModuleLog } from '../../platform/module.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
 import { BuiltInIntegrations } from './builtin.js';
@@ -17,6 +18,8 @@ export interface DriversModuleDeps {
   settings: DriverSettingsRepository;
   clock: Clock;
   timers: Timers;
+  /** Spawns the local drivers and the dependency installers. */
+  processes: ProcessRunner;
   log: ModuleLog;
   /** Uploaded driver packages: how archives are read, how large they may be, how dependencies install. */
   packages: { archives: ArchiveReader; maxBytes: number; install: DependencyInstallSettings };
@@ -29,16 +32,16 @@ export interface DriversModuleDeps {
  * their reports land in a loaded registry), their settings, and the driver and integration
  * operations.
  */
-export function driversModule({ driversDir, manager, registry, settings, clock, timers, log, packages, placement }: DriversModuleDeps) {
-  const localDrivers = new LocalDriverSupervisor({ driversDir, manager, settings, clock, timers, log, ...(placement ? { placement } : {}) });
-  const driverPackages = new DriverPackages({ driversDir, supervisor: localDrivers, clock, log, ...packages });
+export function driversModule({ driversDir, manager, registry, settings, clock, timers, processes, log, packages, placement }: DriversModuleDeps) {
+  const localDrivers = new LocalDriverSupervisor({ driversDir, manager, settings, clock, timers, processes, log, ...(placement ? { placement } : {}) });
+  const driverPackages = new DriverPackages({ driversDir, supervisor: localDrivers, clock, timers, processes, log, ...packages });
   const countDevices = (driverKey: string) => registry.list().filter((d) => d.driverKey === driverKey).length;
   // The integrations built into the hub register here (the media, music and accessory hub modules,
   // and the composition root for the IR extenders), so that `integrations.list` has every one.
   const builtIns = new BuiltInIntegrations();
   return defineModule({
     name: 'drivers',
-    needs: ['devices'],
+    needs: ['devices', 'processes'],
     localDrivers,
     driverPackages,
     builtIns,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic, writeFileAtomicWith } from '../../platform/atomic-file.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
 import type { ArchiveWriter } from '../backups/backup-service.js';
@@ -198,12 +199,13 @@ export class ReleaseService {
         await fs.writeFile(out, data);
         checksums[f.path] = f.sha256;
       }
-      await fs.writeFile(path.join(work, 'checksums.json'), `${JSON.stringify(checksums, null, 2)}\n`);
+      await writeFileAtomic(path.join(work, 'checksums.json'), `${JSON.stringify(checksums, null, 2)}\n`);
       const meta = { format: 1, key, ...(release.name ? { name: release.name } : {}), version: target.version, state: target.state, driverType: target.driverType, createdAt: target.createdAt, files: target.files };
-      await fs.writeFile(path.join(work, 'release.json'), `${JSON.stringify(meta, null, 2)}\n`);
+      await writeFileAtomic(path.join(work, 'release.json'), `${JSON.stringify(meta, null, 2)}\n`);
       const name = `${key}-${target.version}.tar.gz`;
       const file = path.join(into, name);
-      await this.deps.archives.writeTarGz(work, file);
+      // Two downloads of one package at once each build it under a temp name of their own; the rename never lets one read the other's half.
+      await writeFileAtomicWith(file, (temp) => this.deps.archives.writeTarGz(work, temp));
       return { file, name };
     } finally {
       await fs.rm(work, { recursive: true, force: true });

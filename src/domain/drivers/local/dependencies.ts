@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
+import type { Timers } from '../../../platform/clock.js';
+import type { ProcessRunner } from '../../../platform/processes.js';
 import { pathExists } from '../../../platform/one-at-a-time.js';
 import type { DriverType } from './manifest.js';
 
@@ -32,15 +33,15 @@ export const PYTHON_PACKAGES_DIR = 'python_packages';
  * package is code from elsewhere, and it runs only as the driver, supervised), a Python driver's
  * requirements.txt with `pip install --target`. Never through a shell; bounded in time and output.
  */
-export async function installDependencies(dir: string, driverType: DriverType, settings: DependencyInstallSettings): Promise<DependencyOutcome> {
+export async function installDependencies(deps: InstallerDeps, dir: string, driverType: DriverType, settings: DependencyInstallSettings): Promise<DependencyOutcome> {
   if (driverType === 'javascript' && (await pathExists(path.join(dir, 'package.json')))) {
     const args = ['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http'];
     if (settings.npmRegistry) args.push(`--registry=${settings.npmRegistry}`);
-    return run(npmCommand(), args, dir, settings.timeoutMs);
+    return runInstaller(deps, npmCommand(), args, dir, settings.timeoutMs);
   }
   if (driverType === 'python' && (await pathExists(path.join(dir, 'requirements.txt')))) {
     const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--target', PYTHON_PACKAGES_DIR, '-r', 'requirements.txt'];
-    return run(settings.pythonPath ?? 'python3', args, dir, settings.timeoutMs);
+    return runInstaller(deps, settings.pythonPath ?? 'python3', args, dir, settings.timeoutMs);
   }
   return { ok: true, log: '' };
 }
@@ -50,48 +51,36 @@ function npmCommand(): string {
   return process.platform === 'win32' ? 'npm.cmd' : 'npm';
 }
 
-/** Runs an installer (never through a shell), bounded in time and kept output; `onLine` sees each output line as it comes. */
-export function runInstaller(command: string, args: string[], cwd: string, timeoutMs: number, onLine?: (line: string) => void): Promise<DependencyOutcome> {
-  return run(command, args, cwd, timeoutMs, onLine);
+/** What runs an installer: the hub's process runner and the timers its time limit runs on. */
+export interface InstallerDeps {
+  processes: ProcessRunner;
+  timers: Timers;
 }
 
-function run(command: string, args: string[], cwd: string, timeoutMs: number, onLine?: (line: string) => void): Promise<DependencyOutcome> {
+/** Runs an installer (never through a shell), bounded in time and kept output; `onLine` sees each output line as it comes. */
+export function runInstaller(deps: InstallerDeps, command: string, args: string[], cwd: string, timeoutMs: number, onLine?: (line: string) => void): Promise<DependencyOutcome> {
   const shown = [path.basename(command), ...args].join(' ');
-  return new Promise((resolve) => {
-    let log = `$ ${shown}\n`;
-    let partial = '';
-    const append = (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      if (log.length < MAX_LOG_BYTES) log += text;
-      if (!onLine) return;
-      partial += text;
-      const lines = partial.split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) if (line.trim()) onLine(line.trimEnd());
-    };
-    // Installs are for this box, whatever the hub's own environment says: with CI set, packages'
-    // install scripts act as on a build server (homebridge-dummy's patch-package fails the whole
-    // install over a patch it cannot apply, where a person's install only warns).
-    const { CI: _ci, ...env } = process.env;
-    const child = spawn(command, args, {
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...env, npm_config_update_notifier: 'false', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
-    });
-    const timer = setTimeout(() => {
-      log += `\n[killed after ${timeoutMs} ms]\n`;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout.on('data', append);
-    child.stderr.on('data', append);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ command: shown, ok: false, log: `${log}\n${err.message}\n`, problem: `${path.basename(command)} could not be started: ${err.message}` });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const ok = code === 0;
-      resolve({ command: shown, ok, log, ...(ok ? {} : { problem: `${path.basename(command)} exited with ${signal ?? `code ${code}`}` }) });
-    });
+  let log = `$ ${shown}\n`;
+  const append = (line: string) => {
+    if (log.length < MAX_LOG_BYTES) log += `${line}\n`;
+    if (onLine && line.trim()) onLine(line.trimEnd());
+  };
+  // Installs are for this box, whatever the hub's own environment says: with CI set, packages'
+  // install scripts act as on a build server (homebridge-dummy's patch-package fails the whole
+  // install over a patch it cannot apply, where a person's install only warns).
+  const { CI: _ci, ...env } = process.env;
+  const proc = deps.processes.start(
+    { label: path.basename(command), command, args, cwd, env: { ...env, npm_config_update_notifier: 'false', PIP_DISABLE_PIP_VERSION_CHECK: '1' } },
+    { onStdoutLine: (line) => append(line.toString('utf8')), onStderrLine: append },
+  );
+  const timer = deps.timers.setTimeout(() => {
+    log += `\n[killed after ${timeoutMs} ms]\n`;
+    proc.kill();
+  }, timeoutMs);
+  return proc.exited.then((exit) => {
+    deps.timers.clearTimeout(timer);
+    if (exit.startError) return { command: shown, ok: false, log: `${log}\n${exit.startError.message}\n`, problem: `${path.basename(command)} could not be started: ${exit.startError.message}` };
+    const ok = exit.code === 0;
+    return { command: shown, ok, log, ...(ok ? {} : { problem: `${path.basename(command)} exited with ${exit.signal ?? `code ${exit.code}`}` }) };
   });
 }

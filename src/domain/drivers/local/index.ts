@@ -30,5 +30,4 @@ export {
   type LocalDriverStatus,
   type LocalDriverSupervisorDeps,
   type SupervisorLogger,
-  type SupervisorTimers,
 } from './supervisor.js';

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from '../../../platform/atomic-file.js';
 import { OneAtATime, pathExists } from '../../../platform/one-at-a-time.js';
 import type { Clock } from '../../../platform/clock.js';
 import { driverErrors } from '../errors.js';
-import { installDependencies, type DependencyInstallSettings } from './dependencies.js';
+import { installDependencies, type DependencyInstallSettings, type InstallerDeps } from './dependencies.js';
 import { loadManifests, MANIFEST_SUFFIX, MAX_MANIFEST_BYTES, type LoadedManifest } from './manifest.js';
 import type { LocalDriverInfo, LocalDriverSupervisor } from './supervisor.js';
 
@@ -27,7 +28,7 @@ export interface PackageLogger {
   warn(obj: object, msg: string): void;
 }
 
-export interface DriverPackagesDeps {
+export interface DriverPackagesDeps extends InstallerDeps {
   driversDir: string;
   supervisor: LocalDriverSupervisor;
   archives: ArchiveReader;
@@ -103,14 +104,14 @@ export class DriverPackages {
         const elsewhere = this.deps.supervisor.list().find((d) => d.driverKey === driverKey && !isInside(target, path.join(this.root, d.file)));
         if (elsewhere) throw driverErrors.DRIVER_KEY_IN_USE({ driverKey, file: elsewhere.file, folder: `${driverKey}/` });
 
-        const outcome = await installDependencies(staging, manifest.driverType, this.deps.install);
-        if (outcome.command) await fs.writeFile(path.join(staging, INSTALL_LOG), outcome.log);
+        const outcome = await installDependencies(this.deps, staging, manifest.driverType, this.deps.install);
+        if (outcome.command) await writeFileAtomic(path.join(staging, INSTALL_LOG), outcome.log);
         if (!outcome.ok) {
           this.deps.log.warn({ driver: driverKey, command: outcome.command, problem: outcome.problem }, 'driver dependencies failed to install; the previous version keeps running');
           throw driverErrors.DRIVER_INSTALL_FAILED({ driverKey, problem: outcome.problem ?? 'failed' }, { details: { log: tail(outcome.log, 4000) } });
         }
         const record: InstallRecord = { driverKey, ...(manifest.version ? { version: manifest.version } : {}), installedAt: this.deps.clock.now(), ...(outcome.command ? { dependencies: outcome.command } : {}) };
-        await fs.writeFile(path.join(staging, INSTALL_RECORD), JSON.stringify(record, null, 2));
+        await writeFileAtomic(path.join(staging, INSTALL_RECORD), JSON.stringify(record, null, 2));
 
         await this.swapIn(driverKey, staging);
         this.deps.log.info({ driver: driverKey, version: manifest.version }, 'driver package installed');
