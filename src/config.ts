@@ -67,6 +67,8 @@ export interface Config {
   loginMaxFailuresPerClient: number;
   loginMaxFailuresPerClientUser: number;
   loginFailureWindowSeconds: number;
+  /** Remote pairing (docs/remote.md): how many requests may be open, and how many wrong codes are allowed. */
+  remotePairing: { maxOpenPerClient: number; maxOpen: number; maxWrongCodesPerRequest: number; maxWrongCodesPerClient: number; wrongCodeWindowSeconds: number; lifetimeSeconds: number };
   /** Registrations one client address may attempt per window in `open` mode. */
   appRegistrationLimit: number;
   appRegistrationWindowSeconds: number;
@@ -266,6 +268,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     loginMaxFailuresPerClient: integer(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 20, 1, 10_000),
     loginMaxFailuresPerClientUser: integer(env, 'LOGIN_MAX_FAILURES_PER_USER', 5, 1, 10_000),
     loginFailureWindowSeconds: integer(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),
+    remotePairing: {
+      maxOpenPerClient: integer(env, 'REMOTE_PAIRING_MAX_OPEN_PER_CLIENT', 5, 1, 1000),
+      maxOpen: integer(env, 'REMOTE_PAIRING_MAX_OPEN', 50, 1, 10_000),
+      maxWrongCodesPerRequest: integer(env, 'REMOTE_PAIRING_MAX_WRONG_CODES', 5, 1, 100),
+      maxWrongCodesPerClient: integer(env, 'REMOTE_PAIRING_MAX_WRONG_CODES_PER_CLIENT', 10, 1, 10_000),
+      wrongCodeWindowSeconds: integer(env, 'REMOTE_PAIRING_WRONG_CODE_WINDOW_SECONDS', 600, 1, 86_400),
+      lifetimeSeconds: integer(env, 'REMOTE_PAIRING_LIFETIME_SECONDS', 120, 10, 3600),
+    },
     appRegistrationLimit: integer(env, 'APP_REGISTRATION_LIMIT', 5, 1, 10_000),
     appRegistrationWindowSeconds: integer(env, 'APP_REGISTRATION_WINDOW_SECONDS', 3600, 1, 7 * 86_400),
     shutdownTimeoutMs: 5000,

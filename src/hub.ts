@@ -322,6 +322,14 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     events,
     clock,
     timers,
+    pairingLimits: {
+      maxOpenPerClient: config.remotePairing.maxOpenPerClient,
+      maxOpen: config.remotePairing.maxOpen,
+      maxWrongCodesPerRequest: config.remotePairing.maxWrongCodesPerRequest,
+      maxWrongCodesPerClient: config.remotePairing.maxWrongCodesPerClient,
+      wrongCodeWindowMs: config.remotePairing.wrongCodeWindowSeconds * 1000,
+      lifetimeMs: config.remotePairing.lifetimeSeconds * 1000,
+    },
   });
   const access = accessModule({ grants: accessGrants, users: auth.accounts, spaces: home.spaces, devices: devices.registry, events, log: component('access') });
   const census = new ClientCensus();

@@ -502,3 +502,29 @@ describe('a remote paired by a household member', () => {
     await eventually(async () => (await call('GET', '/remote/session', undefined, token)).status === 401, 2000, 'remote of a removed member refused');
   });
 });
+
+describe('pairing limits are settings', () => {
+  it('takes its limits from REMOTE_PAIRING_*: wrong codes per request, open requests per address, lifetime', async () => {
+    const clock = new ManualClock(Date.now());
+    const limited = await startServer({ clock, timers: clock, env: { REMOTE_PAIRING_MAX_WRONG_CODES: '2', REMOTE_PAIRING_MAX_OPEN_PER_CLIENT: '1', REMOTE_PAIRING_LIFETIME_SECONDS: '30' } });
+    try {
+      const ask = async (method: string, path: string, body?: unknown) => {
+        const res = await limited.request(method, path, body === undefined ? {} : { body });
+        return { status: res.status, body: (await res.json()) as Json };
+      };
+      const opened = await ask('POST', '/remote/pair/start', { name: 'Panel' });
+      expect(opened.status).toBe(201);
+      expect(opened.body).toMatchObject({ status: 'pending', attemptsLeft: 2 });
+      expect(Date.parse(opened.body.expiresAt as string) - clock.now()).toBe(30_000);
+      const second = await ask('POST', '/remote/pair/start', { name: 'Panel 2' });
+      expect(second.status).toBe(429);
+      expect((second.body.error as Json).code).toBe('TOO_MANY_PAIRING_REQUESTS');
+      const requestId = opened.body.requestId as string;
+      expect((await ask('POST', `/remote/pair/${requestId}/code`, { code: '000000' })).status).toBe(403);
+      expect((await ask('POST', `/remote/pair/${requestId}/code`, { code: '000001' })).status).toBeGreaterThanOrEqual(403);
+      expect((await ask('GET', `/remote/pair/${requestId}`)).body).toMatchObject({ status: 'rejected', reason: 'too_many_attempts' });
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -15,7 +15,7 @@ import { RemoteDirectory } from './directory.js';
 import { remoteErrors } from './errors.js';
 import type { PairedRemote } from './model.js';
 import { remoteAdminOperations, remoteSessionOperations } from './operations.js';
-import { PairingService } from './pairing.js';
+import { PAIRING_LIMITS, PairingService, type PairingLimits } from './pairing.js';
 
 /**
  * The paired remotes and their tokens. Built before the operation registry, which authenticates
@@ -38,16 +38,18 @@ export interface RemotesModuleDeps {
   events: DomainEventBus;
   clock: Clock;
   timers: Timers;
+  /** Pairing limits other than the defaults (REMOTE_PAIRING_* settings). */
+  pairingLimits?: Partial<PairingLimits>;
 }
 
 /** Remote controllers: pairing, their tokens, their sessions and key dispatch. */
-export function remotesModule({ directory, devices, spaces, preferences, actionMaps, routines, accounts, audiences, events, clock, timers }: RemotesModuleDeps) {
+export function remotesModule({ directory, devices, spaces, preferences, actionMaps, routines, accounts, audiences, events, clock, timers, pairingLimits }: RemotesModuleDeps) {
   const startingSpace = (spaceId?: string): string | null => {
     if (spaceId) return spaces.spaces.get(spaceId).id;
     const preferred = preferences.get().defaultSpaceId;
     return preferred && spaces.spaces.find(preferred) ? preferred : null;
   };
-  const pairing = new PairingService(directory, startingSpace, events, clock, timers);
+  const pairing = new PairingService(directory, startingSpace, events, clock, timers, { ...PAIRING_LIMITS, ...pairingLimits });
   // Live, not cached at pairing: the pairing account's grants, role and being enabled apply as they are now.
   const remoteAudience: RemoteAudience = async ({ pairedBy }) => {
     if (pairedBy === 'code') return EVERYTHING;
