@@ -7,11 +7,12 @@ import type { Database } from '../storage/schema.js';
 /** NOTIFY carries at most 8000 bytes; a batch stays under this, a larger message goes through the outbox. */
 const NOTIFY_LIMIT = 7500;
 /**
- * An outbox row's `created_at`: wall time, not the hub's injected clock. Every instance prunes the
- * shared table by its own `Date.now()` (ClusterNode's heartbeat); a row stamped on a test's
- * ManualClock would be pruned (or kept) by another time scale than it was written on.
+ * An outbox row's `created_at`, and the time its prune measures against (the membership's
+ * heartbeat, membership.ts): wall time, not the hub's injected clock. Every instance prunes the
+ * shared table by its own wall clock; a row stamped on a test's ManualClock would be pruned (or
+ * kept) by another time scale than it was written on.
  */
-const outboxStamp = (): number => Date.now();
+export const outboxStamp = (): number => Date.now();
 const BROADCAST = 'hcs_cluster';
 const direct = (nodeId: string) => `hcs_node_${nodeId}`;
 
@@ -19,6 +20,24 @@ export interface Envelope<M> {
   /** The sending instance. */
   from: string;
   m: M;
+}
+
+const envelope = <M>(from: string, message: M): string => JSON.stringify({ from, m: message } satisfies Envelope<M>);
+
+/**
+ * Broadcasts `message` from instance `from` within a transaction, as a `PgChannel` of that
+ * instance would (the same envelope, the outbox past NOTIFY's limit): PostgreSQL delivers it when,
+ * and only when, the transaction commits (an acknowledged write is never missing from the others'
+ * caches). It needs no connection of the channel's own, so the replicated writes use it before
+ * the channel exists (replication.ts, `ClusterWrites`).
+ */
+export async function sendWithin<M>(trx: Kysely<Database>, from: string, message: M): Promise<void> {
+  let payload = `[${envelope(from, message)}]`;
+  if (Buffer.byteLength(payload) > NOTIFY_LIMIT) {
+    const row = await trx.insertInto('cluster_outbox').values({ created_at: outboxStamp(), payload }).returning('id').executeTakeFirstOrThrow();
+    payload = JSON.stringify({ o: Number(row.id) });
+  }
+  await sql`select pg_notify(${BROADCAST}, ${payload})`.execute(trx);
 }
 
 export interface ChannelLogger {
@@ -76,24 +95,13 @@ export class PgChannel<M> {
   send(to: string | undefined, message: M): void {
     if (this.closed) return;
     this.queue.push({ channel: to === undefined ? BROADCAST : direct(to), text: this.envelope(message) });
+    // What is queued within this turn of the event loop goes out together: a turn, not a time, so
+    // not the injected Timers (a test's ManualClock would hold every message until time moved).
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
   }
 
-  /**
-   * Broadcasts `message` from within a transaction: PostgreSQL delivers it when, and only when,
-   * the transaction commits (an acknowledged write is never missing from the others' caches).
-   */
-  async sendWithin(trx: Kysely<Database>, message: M): Promise<void> {
-    let payload = `[${this.envelope(message)}]`;
-    if (Buffer.byteLength(payload) > NOTIFY_LIMIT) {
-      const row = await trx.insertInto('cluster_outbox').values({ created_at: outboxStamp(), payload }).returning('id').executeTakeFirstOrThrow();
-      payload = JSON.stringify({ o: Number(row.id) });
-    }
-    await sql`select pg_notify(${BROADCAST}, ${payload})`.execute(trx);
-  }
-
   private envelope(message: M): string {
-    return JSON.stringify({ from: this.nodeId, m: message } satisfies Envelope<M>);
+    return envelope(this.nodeId, message);
   }
 
   /** Resolves when everything sent so far was handed to PostgreSQL. */
