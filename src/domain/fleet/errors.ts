@@ -11,6 +11,7 @@ export const fleetErrors = defineErrors({
   BRIDGE_PEER_NOT_FOUND: ['not_found', 'The linked hub does not know it: {reason}'],
   BRIDGE_PEER_REJECTED: ['unprocessable', 'The linked hub could not run it: {reason}'],
   BRIDGE_PEER_UNAVAILABLE: ['unavailable', 'The linked hub cannot reach the device now: {reason}'],
+  BRIDGE_TOKEN_UNREADABLE: ['unavailable', "The link's token was sealed with another hub's key: save the link again (POST /bridge/link/save with {peerUrl} and the token it issued)."],
   BRIDGE_LINK_INVALID: ['invalid', 'The bridge link cannot be saved: {problem}.'],
   FLEET_STATUS_TRANSITION: ['conflict', 'Release {key} of device {deviceId} is {current}; it cannot become {next} (from {current}: {allowed}).'],
   BRIDGE_TOKEN_NOT_FOUND: ['not_found', 'No bridge token {id}.'],

@@ -1,3 +1,4 @@
+import { backoffDelay } from '../../platform/backoff.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
@@ -7,6 +8,7 @@ import type { DeviceService } from '../devices/device-service.js';
 import type { DomainEventBus } from '../events.js';
 import { fleetErrors } from './errors.js';
 import {
+  linkTokenContext,
   RELEASE_TRANSITIONS,
   type BridgeLinkRecord,
   type FleetDevice,
@@ -16,7 +18,7 @@ import {
   type RegisteredFleetDevice,
   type ReleaseStatus,
 } from './model.js';
-import type { BridgePeerClient, PeerFailure } from './ports.js';
+import type { BridgePeerClient, PeerFailure, SecretBox } from './ports.js';
 
 export interface FleetLogger {
   info(obj: object, msg: string): void;
@@ -52,6 +54,11 @@ export interface LinkView {
 }
 
 const FIRST_RETRY_MS = 1000;
+/** The link's `lastError` while its token cannot be opened here. */
+export const TOKEN_UNREADABLE = "the link's token was sealed with another hub's key: save the link again";
+
+/** The link's token, ready to present; `unreadable` when it cannot be opened with this hub's key. */
+type LinkAccess = { peerUrl: string; token: string } | 'unreadable' | undefined;
 
 /** A peer's failure as this hub's, by kind. */
 export function peerFailure(peerUrl: string, failure: PeerFailure): DomainError {
@@ -87,11 +94,13 @@ export class FleetService {
   private stopped = true;
   /** Bumped when the link changes: an answer from an older link is dropped. */
   private generation = 0;
+  private followingLink = false;
 
   constructor(
     private readonly stores: FleetStores,
     private readonly devices: DeviceService,
     private readonly peer: BridgePeerClient,
+    private readonly secrets: SecretBox,
     private readonly clock: Clock,
     private readonly timers: Timers,
     private readonly events: DomainEventBus,
@@ -104,11 +113,59 @@ export class FleetService {
     const identity = this.stores.hub.find('hub') ?? (await this.stores.hub.save({ id: 'hub', hubId: randomUUID() })).item;
     this.hubId = identity.hubId;
     this.stopped = false;
-    const link = this.stores.link.find('link');
-    if (link?.peerUrl && link.token) {
-      this.state = 'linking';
-      this.schedule(0);
+    await this.sealClearToken();
+    if (!this.followingLink) {
+      this.followingLink = true;
+      // Another instance saved the link again (a cluster): a link waiting for its token takes it up.
+      this.stores.link.followChanges(() => {
+        if (!this.stopped && this.state === 'needs_token') this.resume();
+      });
     }
+    this.resume();
+  }
+
+  /** Starts checking the stored link, or says it needs its token again. */
+  private resume(): void {
+    const access = this.accessOf(this.stores.link.find('link'));
+    if (access === 'unreadable') return this.needsToken();
+    if (access) {
+      this.state = 'linking';
+      this.lastError = null;
+      this.schedule(0);
+    } else this.state = 'unlinked';
+  }
+
+  /**
+   * Forward-only: a token stored in clear (by a hub from before sealing) is sealed in place, once.
+   * It was readable; it stays usable, now sealed with this hub's key.
+   */
+  private async sealClearToken(): Promise<void> {
+    const link = this.stores.link.find('link');
+    if (!link?.peerUrl || !link.token || this.secrets.isSealed(link.token)) return;
+    const { peerUrl, token } = link;
+    await this.stores.link.update('link', () => ({ token: this.secrets.seal(token, linkTokenContext(peerUrl)) }));
+    this.log.info({ peer: peerUrl }, 'the bridge link token stored in clear is now sealed with the secret key');
+  }
+
+  /** The stored link's token in clear (one kept in clear from before is taken as it is). */
+  private accessOf(link: BridgeLinkRecord | undefined): LinkAccess {
+    if (!link?.peerUrl || !link.token) return undefined;
+    if (!this.secrets.isSealed(link.token)) return { peerUrl: link.peerUrl, token: link.token };
+    const token = this.secrets.open(link.token, linkTokenContext(link.peerUrl));
+    return token === undefined ? 'unreadable' : { peerUrl: link.peerUrl, token };
+  }
+
+  /** The stored token cannot be opened here (sealed on another box): no check until the link is saved again. */
+  private needsToken(): void {
+    if (this.timer) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.generation++;
+    if (this.state !== 'needs_token') this.log.warn({ peer: this.stores.link.find('link')?.peerUrl }, `bridge link: ${TOKEN_UNREADABLE}`);
+    this.state = 'needs_token';
+    this.lastError = TOKEN_UNREADABLE;
+    this.nextAttemptAt = null;
+    this.peerDevices = [];
+    this.peerStates = {};
   }
 
   stop(): void {
@@ -195,7 +252,13 @@ export class FleetService {
     if (audience && !audience.everything) throw fleetErrors.FLEET_DEVICE_NOT_FOUND({ fleetDeviceId });
     const link = this.stores.link.find('link');
     if (!link?.peerUrl || !link.token || (link.peerHubId !== null && link.peerHubId !== hubId)) throw fleetErrors.BRIDGE_NOT_LINKED({ fleetDeviceId });
-    const answer = await this.peer.command(link.peerUrl, link.token, fleetDeviceId, command, params);
+    const access = this.accessOf(link);
+    if (!access) throw fleetErrors.BRIDGE_NOT_LINKED({ fleetDeviceId });
+    if (access === 'unreadable') {
+      this.needsToken();
+      throw fleetErrors.BRIDGE_TOKEN_UNREADABLE({ peerUrl: link.peerUrl });
+    }
+    const answer = await this.peer.command(access.peerUrl, access.token, fleetDeviceId, command, params);
     if (!answer.ok) {
       if (answer.kind !== 'refused') this.lost(answer.kind === 'timeout' ? 'timed out' : answer.reason);
       throw peerFailure(link.peerUrl, answer);
@@ -246,7 +309,8 @@ export class FleetService {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fleetErrors.BRIDGE_LINK_INVALID({ problem: 'the peer URL must be http or https' }, { details: [{ field: 'body.peerUrl', message: 'must be an http(s) URL' }] });
     if (!token) throw fleetErrors.BRIDGE_LINK_INVALID({ problem: 'give the bridge token the peer issued (POST /bridge/token there)' }, { details: [{ field: 'body.token', message: 'is required' }] });
     const base = url.toString().replace(/\/+$/, '');
-    await this.stores.link.save({ id: 'link', peerUrl: base, token, peerHubId: null });
+    // Sealed: the database and its backups never hold the token in clear.
+    await this.stores.link.save({ id: 'link', peerUrl: base, token: this.secrets.seal(token, linkTokenContext(base)), peerHubId: null });
     this.state = 'linking';
     await this.check();
     return this.link();
@@ -322,13 +386,16 @@ export class FleetService {
   /** One contact with the peer: health, then its devices and their state. */
   private async check(): Promise<void> {
     const link = this.stores.link.find('link');
-    if (!link?.peerUrl || !link.token) return;
+    const access = this.accessOf(link);
+    if (!link || !access) return;
+    if (access === 'unreadable') return this.needsToken();
+    const { token } = access;
     const generation = this.generation;
-    const health = await this.peer.health(link.peerUrl, link.token);
+    const health = await this.peer.health(access.peerUrl, token);
     if (generation !== this.generation) return;
     if (!health.ok) return this.lost(health.kind === 'timeout' ? 'timed out' : health.kind === 'unreachable' ? health.reason : `${health.code}: ${health.message}`);
-    const devices = await this.peer.devices(link.peerUrl, link.token);
-    const states = await this.peer.states(link.peerUrl, link.token);
+    const devices = await this.peer.devices(access.peerUrl, token);
+    const states = await this.peer.states(access.peerUrl, token);
     if (generation !== this.generation) return;
     if (!devices.ok || !states.ok) return this.lost('the peer answered its health but not its devices');
     const wasLinked = this.state === 'linked';
@@ -350,6 +417,6 @@ export class FleetService {
     this.state = 'error';
     this.lastError = reason;
     this.failures++;
-    this.schedule(Math.min(this.settings.maxBackoffMs, FIRST_RETRY_MS * 2 ** (this.failures - 1)));
+    this.schedule(backoffDelay({ initialMs: FIRST_RETRY_MS, maxMs: this.settings.maxBackoffMs }, this.failures));
   }
 }

@@ -13,18 +13,26 @@ export interface FleetDevice {
   origin: 'local' | 'peer' | 'registered';
 }
 
-export type LinkState = 'unlinked' | 'linking' | 'linked' | 'error';
+/** `needs_token`: the stored token cannot be opened with this hub's secret key (a restore on another box); saving the link again fixes it. */
+export type LinkState = 'unlinked' | 'linking' | 'linked' | 'error' | 'needs_token';
 
 /** This hub's link to a peer hub, as stored. */
 export interface BridgeLinkRecord {
   id: 'link';
   peerUrl: string | null;
-  /** The bridge token the peer issued us (we present it; the peer stores only its hash). */
+  /**
+   * The bridge token the peer issued us (we present it; the peer stores only its hash), sealed
+   * with this hub's secret key (`SecretBox`, context `linkTokenContext(peerUrl)`). A database from
+   * before sealing holds it in clear: it is read as it is and sealed at the next start.
+   */
   token: string | null;
   peerHubId: string | null;
   createdAt: number;
   updatedAt: number;
 }
+
+/** What a link's sealed token is bound to: this record and its peer, so it opens for no other. */
+export const linkTokenContext = (peerUrl: string) => `fleet_link:link:${peerUrl}`;
 
 export type ReleaseStatus = 'pending' | 'installing' | 'installed' | 'failed' | 'rolled_back';
 

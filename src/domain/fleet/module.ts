@@ -10,7 +10,7 @@ import { fleetErrors } from './errors.js';
 import { FleetService, type FleetSettings } from './fleet-service.js';
 import type { BridgeLinkRecord, FleetReleaseStatus, HubIdentityRecord, RegisteredFleetDevice } from './model.js';
 import { fleetOperations } from './operations.js';
-import type { BridgePeerClient } from './ports.js';
+import type { BridgePeerClient, SecretBox } from './ports.js';
 
 export interface FleetModuleDeps {
   repositories: {
@@ -23,6 +23,8 @@ export interface FleetModuleDeps {
   auth: AuthService;
   audiences: AudienceResolver;
   peer: BridgePeerClient;
+  /** Seals the link's token (the `secrets` module's box). */
+  secrets: SecretBox;
   events: DomainEventBus;
   clock: Clock;
   timers: Timers;
@@ -42,6 +44,7 @@ export function fleetModule(deps: FleetModuleDeps) {
     },
     deps.devices,
     deps.peer,
+    deps.secrets,
     deps.clock,
     deps.timers,
     deps.events,
@@ -50,7 +53,7 @@ export function fleetModule(deps: FleetModuleDeps) {
   );
   return defineModule({
     name: 'fleet',
-    needs: ['storage', 'auth', 'devices'],
+    needs: ['storage', 'auth', 'devices', 'secrets'],
     fleet,
     operations: { fleet: fleetOperations(fleet, deps.devices, deps.auth, deps.audiences) },
     async start() {

@@ -39,7 +39,9 @@ const StatusRecord = Type.Object({
 const LinkViewSchema = Type.Object({
   peerUrl: Type.Union([Type.String(), Type.Null()]),
   peerHubId: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Union([Type.Literal('unlinked'), Type.Literal('linking'), Type.Literal('linked'), Type.Literal('error')]),
+  state: Type.Union([Type.Literal('unlinked'), Type.Literal('linking'), Type.Literal('linked'), Type.Literal('error'), Type.Literal('needs_token')], {
+    description: "`needs_token`: the stored token cannot be opened with this hub's secret key (restored on another box); save the link again with its token.",
+  }),
   lastContactAt: Type.Union([Type.Integer(), Type.Null()]),
   lastError: Type.Union([Type.String(), Type.Null()]),
   nextAttemptAt: Type.Union([Type.Integer(), Type.Null()], { description: 'While in error: when the next attempt is due (back-off from 1 s, doubling).' }),
@@ -103,7 +105,7 @@ export function fleetOperations(fleet: FleetService, devices: DeviceService, aut
     }),
     link: defineOperation({
       name: 'bridge.link.get',
-      summary: "This hub's link to a peer hub: peer URL and id, state (unlinked, linking, linked, error), last contact, the last error and the next retry.",
+      summary: "This hub's link to a peer hub: peer URL and id, state (unlinked, linking, linked, error, needs_token), last contact, the last error and the next retry.",
       access: OS_ADMIN,
       input: Type.Object({}),
       output: LinkViewSchema,
@@ -113,7 +115,7 @@ export function fleetOperations(fleet: FleetService, devices: DeviceService, aut
     }),
     saveLink: defineOperation({
       name: 'bridge.link.save',
-      summary: "Link this hub to a peer: its URL and the bridge token it issued (POST /bridge/token there); checked at once with the peer's /bridge/health. A null peerUrl unlinks.",
+      summary: "Link this hub to a peer: its URL and the bridge token it issued (POST /bridge/token there), stored sealed with this hub's secret key; checked at once with the peer's /bridge/health. A null peerUrl unlinks.",
       access: OS_ADMIN,
       input: Type.Object({ peerUrl: Type.Union([Type.String({ minLength: 1, maxLength: 500 }), Type.Null()]), token: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }, { additionalProperties: false }),
       output: LinkViewSchema,

@@ -1,5 +1,8 @@
 import type { FleetDevice } from './model.js';
 
+/** How the link's token is kept: sealed with this hub's secret key (the secrets adapter implements it). */
+export type { SecretBox } from '../../platform/secret-box.js';
+
 /** Why a call to a peer hub failed. */
 export type PeerFailure =
   | { kind: 'unreachable'; reason: string }

@@ -1,0 +1,36 @@
+import type { HubModule } from '../../platform/module.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+import { AesGcmSecretBox, isSealedText } from './aes-gcm-box.js';
+import { loadOrCreateSecretKey, type KeyFileLog } from './key-file.js';
+
+export interface SecretsModule extends HubModule<Record<string, never>> {
+  /** Seals and opens with the hub's key; usable once the module has started (every module needing `secrets` starts after it). */
+  readonly box: SecretBox;
+}
+
+/**
+ * The hub's secret key (`DATA_DIR/secret.key`, never in a backup): read at start, or made at the
+ * first one. A key file that cannot be used stops the start with a message saying what to do.
+ */
+export function secretsModule(deps: { file: string; log: KeyFileLog }): SecretsModule {
+  let box: AesGcmSecretBox | undefined;
+  const loaded = (): AesGcmSecretBox => {
+    if (!box) throw new Error('the secret key is not loaded: the secrets module has not started');
+    return box;
+  };
+  return {
+    name: 'secrets',
+    needs: [],
+    operations: {},
+    box: {
+      seal: (plain, context) => loaded().seal(plain, context),
+      open: (sealed, context) => loaded().open(sealed, context),
+      isSealed: isSealedText,
+    },
+    async start() {
+      const key = await loadOrCreateSecretKey(deps.file, deps.log);
+      box = new AesGcmSecretBox(key);
+      key.fill(0);
+    },
+  };
+}
