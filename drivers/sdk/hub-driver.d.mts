@@ -111,6 +111,8 @@ export interface DriverOptions {
   name?: string;
   /** Sent with the registration (WebSocket). */
   version?: string;
+  /** Driver token sent with the registration (WebSocket), for a hub with DRIVER_AUTH=token: the token an admin issued for this driverKey. */
+  token?: string;
   /** Default: stderr (debug lines only with HUB_DRIVER_DEBUG set); `false` silences the SDK. */
   log?: false | LogFunction | LoggerObject;
   /** WebSocket reconnection; default `{ initialDelayMs: 500, maxDelayMs: 30000 }`; `false` disables. */

@@ -108,6 +108,8 @@ function copyDevice(device) {
  * @param {'stdio' | { url: string }} [options.transport] Default `'stdio'`.
  * @param {string} [options.name] Display name sent with the registration (WebSocket).
  * @param {string} [options.version] Version sent with the registration (WebSocket).
+ * @param {string} [options.token] Driver token sent with the registration (WebSocket), for a hub
+ *   with DRIVER_AUTH=token: the token an admin issued for this driverKey.
  * @param {false | LogFunction | LoggerObject} [options.log] Where SDK logs go. Default: stderr
  *   (debug lines only when the environment variable HUB_DRIVER_DEBUG is set); `false` silences.
  * @param {false | { initialDelayMs?: number, maxDelayMs?: number }} [options.reconnect] WebSocket
@@ -432,6 +434,7 @@ export function createDriver(options = {}) {
       const registration = { method: 'driver.register', driverKey, instanceId, protocolVersion: PROTOCOL_VERSION };
       if (options.name !== undefined) registration.name = options.name;
       if (options.version !== undefined) registration.version = options.version;
+      if (options.token !== undefined) registration.token = options.token;
       ws.send(JSON.stringify(registration));
     };
     ws.onmessage = (event) => {
@@ -469,7 +472,7 @@ export function createDriver(options = {}) {
         return;
       }
       if (code === 1008 && refused) {
-        // The hub refused the registration itself (bad driverKey, unsupported protocol version).
+        // The hub refused the registration itself (bad driverKey, unsupported protocol version, no or a wrong driver token).
         fail(new Error(`registration refused (${code}${reason}); not reconnecting`));
         return;
       }

@@ -34,8 +34,13 @@ export class TestDriver {
     ws.on('error', () => undefined);
   }
 
-  static async connect(url: string, options: { autoPong?: boolean } = {}): Promise<TestDriver> {
-    const ws = new WebSocket(url, { autoPong: options.autoPong ?? true });
+  /** `localAddress` picks the address the driver connects from (any of 127.0.0.0/8 on Linux); `headers` go on the upgrade request. */
+  static async connect(url: string, options: { autoPong?: boolean; localAddress?: string; headers?: Record<string, string> } = {}): Promise<TestDriver> {
+    const ws = new WebSocket(url, {
+      autoPong: options.autoPong ?? true,
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
+    });
     const driver = new TestDriver(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());

@@ -4,6 +4,8 @@
 //
 //   node drivers/examples/websocket-blinds/blinds.mjs ws://127.0.0.1:8080/driver
 //
+// A hub with DRIVER_AUTH=token needs a driver token issued for example.blinds, in BLINDS_TOKEN.
+//
 // The SDK registers (driver.register, protocolVersion 1), announces the devices, answers the
 // hub's ACTIONs, and reconnects with backoff (re-registering and re-announcing both blinds) when
 // the hub restarts.
@@ -22,6 +24,7 @@ const driver = createDriver({
   transport: { url },
   name: 'Example blinds (WebSocket)',
   version: '1.0.0',
+  ...(process.env.BLINDS_TOKEN ? { token: process.env.BLINDS_TOKEN } : {}),
 });
 
 /** position: 0 = closed, 100 = open. */

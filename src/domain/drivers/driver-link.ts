@@ -11,6 +11,10 @@ export interface DriverLink {
   readonly transport: 'websocket' | 'process' | 'builtin';
   /** Overrides the hub's action timeout for this driver (a local manifest's io.actionTimeoutMs). */
   readonly actionTimeoutMs?: number;
+  /** The peer's IP address (WebSocket links), for the open-mode takeover check and the listings. */
+  readonly remoteAddress?: string;
+  /** The driver token the link registered with (DRIVER_AUTH=token); revoking it closes the link. */
+  readonly tokenId?: string;
   /** Queues a message to the driver. Never throws; a closed link drops it. */
   send(message: ServerToDriverMessage): void;
   /** Ends the connection (the process is stopped by its supervisor, not here). */

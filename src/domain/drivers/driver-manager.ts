@@ -48,6 +48,10 @@ export interface DriverInfo {
   transport: string;
   connectedAt: number;
   devices: number;
+  /** WebSocket links: the peer's IP address. */
+  address?: string;
+  /** The driver token the instance registered with (DRIVER_AUTH=token). */
+  tokenId?: string;
 }
 
 const registrationCheck = Compile(DriverRegistration);
@@ -92,9 +96,9 @@ export class DriverManager {
       return { refused: driverProtocolErrors.INVALID_REGISTRATION.info({ problem }) };
     }
     const registration = message as DriverRegistration;
-    if (registration.instanceId.startsWith('local:')) {
-      // Reserved for processes the hub launches; a socket must not be able to replace one.
-      return { refused: driverProtocolErrors.INVALID_REGISTRATION.info({ problem: 'instanceId must not start with "local:"; that prefix is reserved for local driver processes' }) };
+    if (registration.instanceId.startsWith('local:') || registration.instanceId.startsWith('builtin:')) {
+      // Reserved for processes the hub launches and its built-in integrations; a socket must not be able to replace one.
+      return { refused: driverProtocolErrors.INVALID_REGISTRATION.info({ problem: 'instanceId must not start with "local:" or "builtin:"; those prefixes are reserved for the drivers the hub runs itself' }) };
     }
     if (registration.protocolVersion !== PROTOCOL_VERSION) {
       return { refused: driverProtocolErrors.UNSUPPORTED_PROTOCOL_VERSION.info({ version: registration.protocolVersion, supported: PROTOCOL_VERSION }) };
@@ -218,6 +222,28 @@ export class DriverManager {
     );
   }
 
+  /** The instances of a driver connected here now, whatever their transport. */
+  instancesOf(driverKey: string): DriverLink[] {
+    return [...this.links.values()].filter(({ link }) => link.driverKey === driverKey).map(({ link }) => link);
+  }
+
+  /**
+   * Takes out of service every instance that registered with a driver token (it was revoked):
+   * each is told why, then closed. Returns how many there were.
+   */
+  disconnectToken(tokenId: string, status: { code: string; message: string }): number {
+    let closed = 0;
+    for (const { link } of [...this.links.values()]) {
+      if (link.tokenId !== tokenId) continue;
+      this.log.warn({ driverKey: link.driverKey, instanceId: link.instanceId, tokenId }, 'driver token revoked; closing the instance that registered with it');
+      this.detach(link, 'driver token revoked');
+      link.send({ type: 'DRIVER_STATUS', status: 'error', ...status });
+      link.close('token revoked');
+      closed++;
+    }
+    return closed;
+  }
+
   /** Sends a free-form message to every connected instance of a driver. */
   message(driverKey: string, payload: unknown): number {
     let sent = 0;
@@ -250,6 +276,8 @@ export class DriverManager {
       transport: link.transport,
       connectedAt,
       devices: counts.get(link.instanceId) ?? 0,
+      ...(link.remoteAddress === undefined ? {} : { address: link.remoteAddress }),
+      ...(link.tokenId === undefined ? {} : { tokenId: link.tokenId }),
     }));
   }
 

@@ -24,6 +24,7 @@ export const driverErrors = defineErrors({
   DRIVER_INSTALL_BUSY: ['conflict', 'Another driver package operation is running; try again when it is done.'],
   NO_PREVIOUS_VERSION: ['conflict', 'Driver {driverKey} has no previous version to roll back to.'],
   DRIVER_NOT_REMOVABLE: ['conflict', 'Driver {driverKey} is not in a folder of its own under the drivers folder ({file}); remove it by hand.'],
+  DRIVER_TOKEN_NOT_FOUND: ['not_found', 'No driver token {id}.'],
 });
 
 /**
@@ -37,4 +38,14 @@ export const driverProtocolErrors = defineErrors({
   UNSUPPORTED_PROTOCOL_VERSION: ['unprocessable', 'protocolVersion {version} is not supported; this hub speaks {supported}'],
   UNKNOWN_TYPE: ['invalid', 'unknown message type {type}; expected one of {types}'],
   INVALID_MESSAGE: ['invalid', '{type}: {problem}'],
+  /** DRIVER_AUTH=token: the registration carried no token (neither `token` nor a bearer on the upgrade). */
+  DRIVER_TOKEN_REQUIRED: ['unauthenticated', 'Registration refused: this hub requires a driver token (DRIVER_AUTH=token); send the token an admin issued for your driverKey as "token" in driver.register or as "Authorization: Bearer <token>" on the upgrade request.'],
+  /** DRIVER_AUTH=token: unknown, revoked, or issued for another driverKey (the hub's log says which). */
+  DRIVER_TOKEN_INVALID: ['unauthenticated', 'Registration refused: the token is not a valid driver token for driverKey {driverKey} (unknown, revoked, or issued for another driverKey).'],
+  /** An admin revoked the token the connection registered with; the connection is closed. */
+  DRIVER_TOKEN_REVOKED: ['unauthenticated', 'The driver token this connection registered with was revoked.'],
+  /** DRIVER_AUTH=open: another address holds a live connection of the driverKey. */
+  DRIVER_KEY_CONNECTED_ELSEWHERE: ['conflict', 'Registration refused: driverKey {driverKey} is connected from another address; it cannot be taken over while that connection lives (with DRIVER_AUTH=token, a driver token may).'],
+  /** DRIVER_AUTH=open: the driverKey belongs to a driver the hub runs itself (a local process or a built-in integration). */
+  DRIVER_KEY_RESERVED: ['conflict', 'Registration refused: driverKey {driverKey} is run by the hub itself ({transport}); a WebSocket driver cannot take it over (with DRIVER_AUTH=token, a driver token may).'],
 });

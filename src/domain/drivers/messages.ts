@@ -17,6 +17,11 @@ export const DriverRegistration = Type.Object({
   protocolVersion: Type.Number(),
   name: Type.Optional(Type.String({ maxLength: 200 })),
   version: Type.Optional(Type.String({ maxLength: 50 })),
+  /**
+   * With DRIVER_AUTH=token: a token an admin issued for this driverKey (or send it as
+   * `Authorization: Bearer` on the upgrade request). Ignored with DRIVER_AUTH=open.
+   */
+  token: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 });
 export type DriverRegistration = Static<typeof DriverRegistration>;
 

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { ADMIN_FROM_ANY_APP, defineOperation, OS_ADMIN } from '../../platform/operations.js';
 import type { BuiltInIntegrations } from './builtin.js';
 import type { DriverManager } from './driver-manager.js';
+import type { DriverTokens } from './driver-tokens.js';
 import { driverErrors } from './errors.js';
 import type { DriverPackages, DriverUpload } from './local/packages.js';
 import type { LocalDriverSupervisor } from './local/supervisor.js';
@@ -15,6 +16,8 @@ const ConnectedDriver = Type.Object({
   transport: Type.String({ description: '`websocket` or `process`.' }),
   connectedAt: Type.Integer(),
   devices: Type.Integer({ description: 'Devices this instance currently speaks for.' }),
+  address: Type.Optional(Type.String({ description: 'WebSocket instances: the IP address the driver connected from.' })),
+  tokenId: Type.Optional(Type.String({ description: 'The driver token the instance registered with (DRIVER_AUTH=token).' })),
 });
 
 const LocalDriver = Type.Object(
@@ -258,3 +261,63 @@ export function integrationOperations(manager: DriverManager, local: LocalDriver
 }
 
 export type DriverOperations = ReturnType<typeof driverOperations>;
+
+const DriverTokenRecord = Type.Object(
+  {
+    id: Type.String(),
+    driverKey: Type.String({ description: 'The only driverKey the token registers.' }),
+    label: Type.Union([Type.String(), Type.Null()], { description: 'What or where the driver is, for the list.' }),
+    createdBy: Type.Union([Type.String(), Type.Null()], { description: 'The account that issued it.' }),
+    createdAt: Type.Integer(),
+    connected: Type.Integer({ description: 'Instances connected to this hub instance now that registered with it.' }),
+  },
+  { description: 'A driver token, without the token: only its SHA-256 is stored.' },
+);
+
+/** Driver tokens (DRIVER_AUTH=token): issued per driverKey by an admin, shown once, revocable. */
+export function driverTokenOperations(tokens: DriverTokens, manager: DriverManager) {
+  const connectedWith = (id: string) => manager.list().filter((d) => d.tokenId === id).length;
+  return {
+    list: defineOperation({
+      name: 'drivers.tokens.list',
+      summary: 'Driver tokens issued on this hub, oldest first (the tokens themselves are not kept).',
+      access: OS_ADMIN,
+      input: Type.Object({}),
+      output: Type.Object({ tokens: Type.Array(DriverTokenRecord) }),
+      async handler() {
+        return { tokens: tokens.list().map((t) => ({ ...t, connected: connectedWith(t.id) })) };
+      },
+    }),
+    create: defineOperation({
+      name: 'drivers.tokens.create',
+      summary: 'Issue a token that lets an external driver register its driverKey on the driver WebSocket when DRIVER_AUTH=token; the answer is the only time the token is shown.',
+      description:
+        'The driver sends it as `token` in `driver.register`, or as `Authorization: Bearer <token>` on the WebSocket upgrade request. The hub stores only its SHA-256. A token registers only the driverKey it was issued for, and never expires: revoke it with `drivers.tokens.revoke`.',
+      access: OS_ADMIN,
+      input: Type.Object(
+        {
+          driverKey: DriverKey,
+          label: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'What or where the driver is, for the list.' })),
+        },
+        { additionalProperties: false },
+      ),
+      output: Type.Object({ ...DriverTokenRecord.properties, token: Type.String({ description: 'Shown once: the hub keeps only its hash.' }) }),
+      async handler({ driverKey, label }, ctx) {
+        const { record, token } = await tokens.create({ driverKey, ...(label === undefined ? {} : { label }) }, ctx.principal?.username ?? null);
+        return { ...record, connected: 0, token };
+      },
+    }),
+    revoke: defineOperation({
+      name: 'drivers.tokens.revoke',
+      summary: 'Revoke a driver token: it registers nothing any more, and the instances connected with it are closed (their devices go offline).',
+      access: OS_ADMIN,
+      input: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+      output: Type.Object({ ...DriverTokenRecord.properties, disconnected: Type.Integer({ description: 'Instances closed because they had registered with it.' }) }),
+      async handler({ id }) {
+        const before = connectedWith(id);
+        const record = await tokens.revoke(id);
+        return { ...record, connected: 0, disconnected: before - connectedWith(id) };
+      },
+    }),
+  };
+}

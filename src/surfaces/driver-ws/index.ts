@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { normalizeAddress } from '../../domain/drivers/driver-admission.js';
 import type { DriverLink } from '../../domain/drivers/driver-link.js';
 import { driverProtocolErrors } from '../../domain/drivers/errors.js';
-import { MAX_DRIVER_MESSAGE_BYTES, type ServerToDriverMessage } from '../../domain/drivers/messages.js';
+import { MAX_DRIVER_MESSAGE_BYTES, type DriverRegistration, type ServerToDriverMessage } from '../../domain/drivers/messages.js';
 import type { Hub } from '../../hub.js';
 import type { FailureInfo } from '../../platform/errors.js';
 import { httpErrors } from '../http/failures.js';
@@ -19,8 +20,13 @@ export const CLOSE = {
   registrationTimeout: 4000,
   replaced: 4001,
   tooSlow: 4002,
+  /** DRIVER_AUTH=open: the driverKey is connected from another address, or run by the hub itself. */
+  driverKeyTaken: 4009,
   stopping: 1001,
 } as const;
+
+/** Messages a driver may send while its registration waits for the driver tokens to load (at start). */
+const MAX_QUEUED_WHILE_ADMITTING = 1000;
 
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
@@ -32,6 +38,8 @@ class WebSocketDriverLink implements DriverLink {
     readonly driverKey: string,
     readonly instanceId: string,
     private readonly ws: WebSocket,
+    readonly remoteAddress: string,
+    readonly tokenId: string | undefined,
   ) {}
 
   send(message: ServerToDriverMessage): void {
@@ -61,15 +69,28 @@ class WebSocketDriverLink implements DriverLink {
   }
 
   close(reason: string): void {
-    const code = reason === 'replaced' ? CLOSE.replaced : reason === 'hub stopping' ? CLOSE.stopping : CLOSE.normal;
+    const code = reason === 'replaced' ? CLOSE.replaced : reason === 'hub stopping' ? CLOSE.stopping : reason === 'token revoked' ? CLOSE.policy : CLOSE.normal;
     if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, reason.slice(0, 100));
   }
 }
 
-function fail(ws: WebSocket, closeCode: number, failure: FailureInfo): void {
+function fail(ws: WebSocket, closeCode: number, failure: FailureInfo, reason: string = failure.code): void {
   if (ws.readyState !== ws.OPEN) return;
   ws.send(JSON.stringify({ type: 'DRIVER_STATUS', status: 'error', code: failure.code, message: failure.message }));
-  ws.close(closeCode, failure.code);
+  ws.close(closeCode, closeReason(reason));
+}
+
+/** A close frame's reason is at most 123 bytes of UTF-8. */
+function closeReason(text: string): string {
+  let out = text;
+  while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
+  return out;
+}
+
+/** The token of an `Authorization: Bearer` header on the upgrade request. */
+function bearerOf(request: http.IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  return match?.[1];
 }
 
 function parse(data: RawData): { ok: true; value: unknown } | { ok: false } {
@@ -116,8 +137,11 @@ export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
   heartbeat.unref();
 
   wss.on('connection', (ws: WebSocket, request: http.IncomingMessage) => {
-    const peer = request.socket.remoteAddress ?? 'unknown';
+    const peer = normalizeAddress(request.socket.remoteAddress ?? 'unknown');
+    const bearer = bearerOf(request);
     let link: WebSocketDriverLink | undefined;
+    // Set while a registration waits for the driver tokens to load; messages wait behind it, in order.
+    let admitting: Array<[RawData, boolean]> | undefined;
     alive.set(ws, true);
     ws.on('pong', () => alive.set(ws, true));
 
@@ -126,7 +150,31 @@ export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
       fail(ws, CLOSE.registrationTimeout, driverProtocolErrors.REGISTRATION_TIMEOUT.info({ timeoutMs: hub.config.driverRegistrationTimeoutMs }));
     }, hub.config.driverRegistrationTimeoutMs);
 
-    ws.on('message', (data: RawData, isBinary: boolean) => {
+    /** Takes a valid registration into service, or refuses it (DRIVER_AUTH; docs/drivers.md#authentication). */
+    const register = (registration: DriverRegistration): void => {
+      if (ws.readyState !== ws.OPEN) return;
+      const verdict = hub.driverAdmission.admit({ registration, remoteAddress: peer, ...(bearer === undefined ? {} : { bearer }) });
+      if (!verdict.admitted) {
+        log.warn({ peer, driverKey: registration.driverKey, instanceId: registration.instanceId, code: verdict.failure.code, ...verdict.log }, 'driver registration refused');
+        if (verdict.refusal === 'taken') fail(ws, CLOSE.driverKeyTaken, verdict.failure, verdict.failure.code === 'DRIVER_KEY_RESERVED' ? `driverKey ${registration.driverKey} is run by the hub itself` : `driverKey ${registration.driverKey} is connected from another address`);
+        else fail(ws, CLOSE.policy, verdict.failure);
+        return;
+      }
+      clearTimeout(registrationTimer);
+      link = new WebSocketDriverLink(registration.driverKey, registration.instanceId, ws, peer, verdict.tokenId);
+      hub.drivers.attach(link);
+      log.info({ peer, driverKey: link.driverKey, instanceId: link.instanceId, ...(verdict.tokenId ? { tokenId: verdict.tokenId } : {}) }, 'driver registered');
+    };
+
+    const handle = (data: RawData, isBinary: boolean): void => {
+      if (admitting) {
+        if (admitting.length >= MAX_QUEUED_WHILE_ADMITTING) {
+          fail(ws, CLOSE.policy, driverProtocolErrors.INVALID_REGISTRATION.info({ problem: 'wait for DRIVER_STATUS registered before sending other messages' }));
+          return;
+        }
+        admitting.push([data, isBinary]);
+        return;
+      }
       const parsed = isBinary ? { ok: false as const } : parse(data);
       if (!parsed.ok) {
         log.warn({ peer, driverKey: link?.driverKey }, 'driver sent invalid JSON; closing');
@@ -140,10 +188,19 @@ export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
           fail(ws, CLOSE.policy, checked.refused);
           return;
         }
-        clearTimeout(registrationTimer);
-        link = new WebSocketDriverLink(checked.registration.driverKey, checked.registration.instanceId, ws);
-        hub.drivers.attach(link);
-        log.info({ peer, driverKey: link.driverKey, instanceId: link.instanceId }, 'driver registered');
+        const pending = hub.driverAdmission.whenReady();
+        if (!pending) {
+          register(checked.registration);
+          return;
+        }
+        // The hub is starting and has not read its driver tokens yet: decide once it has.
+        const queued: Array<[RawData, boolean]> = [];
+        admitting = queued;
+        void pending.then(() => {
+          admitting = undefined;
+          register(checked.registration);
+          for (const [queuedData, queuedBinary] of queued) if (ws.readyState === ws.OPEN) handle(queuedData, queuedBinary);
+        });
         return;
       }
       const current = link;
@@ -155,7 +212,8 @@ export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
         },
         (err: unknown) => log.error({ err, driverKey: current.driverKey }, 'driver message failed'),
       );
-    });
+    };
+    ws.on('message', handle);
 
     ws.on('error', (err) => {
       // ws closes oversized (1009) and malformed frames itself; this only records why.

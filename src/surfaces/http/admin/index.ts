@@ -91,5 +91,9 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   route('GET', '/drivers/:driverKey/settings', drivers.getSettings);
   route('POST', '/drivers/:driverKey/settings', drivers.updateSettings);
   route('DELETE', '/drivers/:driverKey', drivers.remove);
+  const driverTokens = hub.ops.driverTokens;
+  route('GET', '/driver-tokens', driverTokens.list);
+  route('POST', '/driver-tokens', driverTokens.create, { successStatus: 201 });
+  route('DELETE', '/driver-tokens/:id', driverTokens.revoke);
   route('DELETE', '/remotes/:id', hub.ops.remotes.revoke);
 };

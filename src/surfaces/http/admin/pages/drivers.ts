@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../../../hub.js';
 import type { CallInput } from '../../../../platform/operations.js';
-import { file, type UploadedFile } from '../../web/forms.js';
+import { defined, file, text, type UploadedFile } from '../../web/forms.js';
 import { csrfField, html, type Html } from '../../web/html.js';
 import { adminForm, bindPage } from '../panel-kit.js';
 
@@ -41,6 +41,16 @@ interface Connected {
   transport: string;
   connectedAt: number;
   devices: number;
+  address?: string;
+}
+
+interface DriverToken {
+  id: string;
+  driverKey: string;
+  label: string | null;
+  createdBy: string | null;
+  createdAt: number;
+  connected: number;
 }
 
 interface InstalledPackage {
@@ -100,13 +110,14 @@ function uploadInput(fields: Record<string, unknown>): CallInput {
 
 /** Local drivers: status, restarts, stderr, manifest errors, setup values, upload, rollback, removal. */
 export function driversPage(app: FastifyInstance, hub: Hub): void {
-  const { drivers } = hub.ops;
+  const { drivers, driverTokens } = hub.ops;
   bindPage(app, hub, {
     url: '/panel/drivers',
     title: 'Drivers',
-    summary: 'Admin panel: local drivers and connected driver instances; upload, settings, restart, rollback, removal.',
+    summary: 'Admin panel: local drivers and connected driver instances; upload, settings, restart, rollback, removal; driver tokens.',
     async build({ call, csrf }) {
       const { connected, local } = await call<{ connected: Connected[]; local: LocalDriver[] }>(drivers.list);
+      const { tokens } = await call<{ tokens: DriverToken[] }>(driverTokens.list);
       const { devices: all } = await call<{ devices: Array<{ id: string; name: string; driverKey: string; online: boolean }> }>(hub.ops.devices.list);
       const cards: Html[] = [];
       for (const d of local) {
@@ -152,8 +163,26 @@ ${pkg?.previous ? html`<form method="post" action="/admin/panel/drivers/${d.driv
 <button>Upload and install</button></form></section>
 <h2>Local drivers</h2>${cards.length === 0 ? html`<p class="muted">None yet.</p>` : cards}
 <section aria-labelledby="connected"><h2 id="connected">Connected driver instances</h2><div class="scroll"><table><thead><tr><th>Driver</th><th>Instance</th><th>Transport</th><th>Devices</th><th>Since</th></tr></thead><tbody>
-${connected.map((c) => html`<tr><td>${c.driverKey}</td><td>${c.instanceId}</td><td>${c.transport}</td><td>${c.devices}</td><td>${new Date(c.connectedAt).toISOString()}</td></tr>`)}
-</tbody></table></div></section>`;
+${connected.map((c) => html`<tr><td>${c.driverKey}</td><td>${c.instanceId}</td><td>${c.transport}${c.address ? ` from ${c.address}` : ''}</td><td>${c.devices}</td><td>${new Date(c.connectedAt).toISOString()}</td></tr>`)}
+</tbody></table></div></section>
+<section aria-labelledby="driver-tokens"><h2 id="driver-tokens">Driver tokens</h2>
+<p class="muted">${
+        hub.config.driverAuth === 'token'
+          ? 'DRIVER_AUTH=token: a WebSocket driver registers only with a token issued here for its driverKey (as "token" in driver.register, or Authorization: Bearer on the upgrade).'
+          : 'DRIVER_AUTH=open: any WebSocket driver may register, and tokens are not checked. Issue them here before switching to DRIVER_AUTH=token.'
+      } The token is shown once, when it is created; the hub keeps only its hash.</p>
+<form method="post" action="/admin/panel/driver-tokens/create" class="row">${csrfField(csrf)}
+<label>driverKey <input name="driverKey" required maxlength="100" autocomplete="off"></label>
+<label>Label <input name="label" maxlength="200" autocomplete="off"></label><button>Create token</button></form>
+${
+  tokens.length === 0
+    ? html`<p class="muted">No driver tokens.</p>`
+    : html`<div class="scroll"><table><thead><tr><th>driverKey</th><th>Label</th><th>Created</th><th>Connected now</th><th></th></tr></thead><tbody>
+${tokens.map(
+  (t) => html`<tr data-driver-token="${t.id}"><td>${t.driverKey}</td><td>${t.label ?? ''}</td><td>${new Date(t.createdAt).toISOString()}${t.createdBy ? ` by ${t.createdBy}` : ''}</td><td>${t.connected}</td>
+<td><form method="post" action="/admin/panel/driver-tokens/${t.id}/revoke">${csrfField(csrf)}<button class="danger" aria-label="Revoke the token of ${t.driverKey}${t.label ? ` (${t.label})` : ''}">Revoke</button></form></td></tr>`,
+)}</tbody></table></div>`
+}</section>`;
     },
   });
 
@@ -194,4 +223,26 @@ ${connected.map((c) => html`<tr><td>${c.driverKey}</td><td>${c.instanceId}</td><
       done: (r) => `Driver ${(r as { driverKey: string }).driverKey} ${sentence}.`,
     });
   }
+  adminForm(app, hub, {
+    url: '/panel/driver-tokens/create',
+    summary: 'Admin panel form: issue a driver token for a driverKey (shown once).',
+    operation: driverTokens.create,
+    input: (f) => ({ json: defined({ driverKey: text(f, 'driverKey'), label: text(f, 'label') }) }),
+    back: () => BACK,
+    done: (r) => {
+      const t = r as { driverKey: string; token: string };
+      return `Token for ${t.driverKey} created: ${t.token} (shown only now; copy it into the driver's configuration).`;
+    },
+  });
+  adminForm(app, hub, {
+    url: '/panel/driver-tokens/:id/revoke',
+    summary: 'Admin panel form: revoke a driver token (instances connected with it are closed).',
+    operation: driverTokens.revoke,
+    input: (_f, p) => ({ json: {}, text: { params: { id: p.id } } }),
+    back: () => BACK,
+    done: (r) => {
+      const t = r as { driverKey: string; disconnected: number };
+      return `Token for ${t.driverKey} revoked${t.disconnected > 0 ? `; ${t.disconnected} connected instance${t.disconnected === 1 ? '' : 's'} closed` : ''}.`;
+    },
+  });
 }
