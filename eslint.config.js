@@ -3,6 +3,28 @@ import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
+/** What src/domain and src/platform may not import: sockets, processes, transports, surfaces, adapters. */
+const coreRestrictedPaths = [
+  ...['node:net', 'net'].map((name) => ({
+    name,
+    importNames: ['connect', 'createConnection', 'createServer', 'Socket', 'Server'],
+    message: 'Domain code opens no sockets: declare a port and put the adapter in src/adapters.',
+  })),
+  ...['node:dgram', 'dgram', 'node:tls', 'tls', 'node:http', 'http', 'node:https', 'https'].map((name) => ({
+    name,
+    message: 'Domain code opens no sockets: declare a port and put the adapter in src/adapters.',
+  })),
+  ...['node:child_process', 'child_process'].map((name) => ({
+    name,
+    message: 'Domain code starts no processes: run them through the ProcessRunner port (src/platform/processes.ts), which src/adapters/process implements.',
+  })),
+];
+const coreRestrictedPatterns = [
+  { group: ['fastify', 'fastify-*', '@fastify/*', 'socket.io', 'socket.io-*', 'ws'], message: 'Domain code must not import a transport; put the adapter in src/surfaces.' },
+  { group: ['**/surfaces/**'], message: 'Domain code must not depend on a surface.' },
+  { group: ['**/adapters/**', '**/storage/**'], message: 'Domain code depends on the ports it declares; src/hub.ts wires the adapters.' },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', 'dist/', 'drivers/examples/**/*.lua'] },
   js.configs.recommended,
@@ -47,28 +69,24 @@ export default tseslint.config(
     // Nor does it open sockets or reach its adapters: it declares a port (IrTransmitter, the
     // repositories) and src/hub.ts wires the adapter (src/adapters, src/storage) to it.
     files: ['src/domain/**/*.ts', 'src/platform/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: coreRestrictedPaths, patterns: coreRestrictedPatterns }] },
+  },
+  {
+    // Nor does the domain touch files: it goes through the FileStore port. Three read-only loaders
+    // keep node:fs (docs/architecture.md): the local drivers' manifests, the intent templates and
+    // the data folder's disk usage.
+    files: ['src/domain/**/*.ts'],
+    ignores: ['src/domain/drivers/local/manifest.ts', 'src/domain/intents/templates.ts', 'src/domain/system/disk-usage.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         paths: [
-          ...['node:net', 'net'].map((name) => ({
+          ...coreRestrictedPaths,
+          ...['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].map((name) => ({
             name,
-            importNames: ['connect', 'createConnection', 'createServer', 'Socket', 'Server'],
-            message: 'Domain code opens no sockets: declare a port and put the adapter in src/adapters.',
-          })),
-          ...['node:dgram', 'dgram', 'node:tls', 'tls', 'node:http', 'http', 'node:https', 'https'].map((name) => ({
-            name,
-            message: 'Domain code opens no sockets: declare a port and put the adapter in src/adapters.',
-          })),
-          ...['node:child_process', 'child_process'].map((name) => ({
-            name,
-            message: 'Domain code starts no processes: run them through the ProcessRunner port (src/platform/processes.ts), which src/adapters/process implements.',
+            message: 'Domain code touches no files: use the FileStore port (src/platform/files.ts), which src/adapters/files implements.',
           })),
         ],
-        patterns: [
-          { group: ['fastify', 'fastify-*', '@fastify/*', 'socket.io', 'socket.io-*', 'ws'], message: 'Domain code must not import a transport; put the adapter in src/surfaces.' },
-          { group: ['**/surfaces/**'], message: 'Domain code must not depend on a surface.' },
-          { group: ['**/adapters/**', '**/storage/**'], message: 'Domain code depends on the ports it declares; src/hub.ts wires the adapters.' },
-        ],
+        patterns: coreRestrictedPatterns,
       }],
     },
   },

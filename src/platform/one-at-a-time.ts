@@ -1,5 +1,3 @@
-import fs from 'node:fs/promises';
-
 /**
  * Lets one piece of work run at a time and refuses (rather than queues) another meanwhile: for
  * long operations on shared files (installing a driver package, taking a backup) a second
@@ -19,11 +17,4 @@ export class OneAtATime {
       this.busy = false;
     }
   }
-}
-
-export async function pathExists(file: string): Promise<boolean> {
-  return fs.access(file).then(
-    () => true,
-    () => false,
-  );
 }

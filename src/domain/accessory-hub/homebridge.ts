@@ -1,9 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import { updateFileAtomic } from '../../platform/atomic-file.js';
 import { Backoff } from '../../platform/backoff.js';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import type { FileStore } from '../../platform/files.js';
 import { OutputTail, type ProcessExit, type ProcessRunner, type RunningProcess } from '../../platform/processes.js';
 import { accessoryHubErrors } from './errors.js';
 import type { FreePortFinder, HapAccessory, HapClient } from './ports.js';
@@ -24,6 +23,8 @@ export interface AccessoryHubSettings {
 export interface AccessoryHubDeps {
   /** `DATA_DIR/accessory-hub`: Homebridge's storage path, config.json and plugins live here. */
   dir: string;
+  /** Its folder's files: config.json, the plugin folder's package.json, the plugins, the hub's own plugin. */
+  files: FileStore;
   install: HomebridgeInstall;
   hap: HapClient;
   /** Runs Homebridge (src/adapters/process): in its own process group, never outliving the hub. */
@@ -119,8 +120,8 @@ export class HomebridgeSupervisor {
 
   /** Its folders and config.json, before anything else writes there. */
   async prepare(): Promise<void> {
-    await fs.mkdir(this.pluginsDir, { recursive: true });
-    await fs.mkdir(this.builtinPluginsDir, { recursive: true });
+    await this.deps.files.makeFolder(this.pluginsDir);
+    await this.deps.files.makeFolder(this.builtinPluginsDir);
     await this.ensureConfig();
   }
 
@@ -173,7 +174,7 @@ export class HomebridgeSupervisor {
 
   /** Records a dependency in the plugin folder's package.json (npm keeps what is listed there), in one atomic read-modify-write. */
   async addDependency(name: string, spec: string): Promise<void> {
-    await updateFileAtomic(path.join(this.deps.dir, 'package.json'), (text) => {
+    await this.deps.files.updateAtomic(path.join(this.deps.dir, 'package.json'), (text) => {
       const manifest = JSON.parse(text ?? '{"name":"hcs-accessory-hub-plugins","private":true}') as { dependencies?: Record<string, string> };
       manifest.dependencies = { ...manifest.dependencies, [name]: spec };
       return `${JSON.stringify(manifest, null, 2)}\n`;
@@ -188,15 +189,16 @@ export class HomebridgeSupervisor {
   /** The household's plugins in the plugin folder: Homebridge plugins, not their dependencies, and not the hub's own bridge plugin. */
   async installedPlugins(): Promise<string[]> {
     const names: string[] = [];
-    for (const entry of await fs.readdir(this.pluginsDir).catch(() => [] as string[])) {
-      if (entry.startsWith('@')) for (const inner of await fs.readdir(path.join(this.pluginsDir, entry)).catch(() => [] as string[])) names.push(`${entry}/${inner}`);
+    const files = this.deps.files;
+    for (const entry of await files.list(this.pluginsDir).catch(() => [] as string[])) {
+      if (entry.startsWith('@')) for (const inner of await files.list(path.join(this.pluginsDir, entry)).catch(() => [] as string[])) names.push(`${entry}/${inner}`);
       else names.push(entry);
     }
     const plugins = await Promise.all(
       names
         .filter((name) => PLUGIN_NAME.test(name) && name !== BRIDGE_PLUGIN)
         .map(async (name) => {
-          const pkg = JSON.parse(await fs.readFile(path.join(this.pluginsDir, ...name.split('/'), 'package.json'), 'utf8').catch(() => 'null')) as { keywords?: unknown } | null;
+          const pkg = JSON.parse(await files.readText(path.join(this.pluginsDir, ...name.split('/'), 'package.json')).catch(() => 'null')) as { keywords?: unknown } | null;
           return isHomebridgePlugin(name, pkg ?? undefined) ? name : undefined;
         }),
     );
@@ -356,7 +358,7 @@ export class HomebridgeSupervisor {
   }
 
   private async readConfig(): Promise<Record<string, unknown>> {
-    return parseConfig(await fs.readFile(this.configFile, 'utf8'));
+    return parseConfig(await this.deps.files.readText(this.configFile));
   }
 
   /**
@@ -365,7 +367,7 @@ export class HomebridgeSupervisor {
    * replacement (a unique temp file renamed over it), so Homebridge never reads half a file.
    */
   private async changeConfig(change: (text: string | undefined) => Record<string, unknown> | Promise<Record<string, unknown>>): Promise<void> {
-    await updateFileAtomic(this.configFile, async (text) => {
+    await this.deps.files.updateAtomic(this.configFile, async (text) => {
       const config = await change(text);
       for (const follow of this.configFollowers) follow(config);
       return `${JSON.stringify(config, null, 2)}\n`;

@@ -63,6 +63,7 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
       ? undefined
       : new PluginManager({
           dir,
+          files: deps.files,
           homebridge,
           registry: deps.plugins.registry,
           registryUrl: deps.plugins.registryUrl,
@@ -90,6 +91,7 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
       ? undefined
       : new PluginBridge({
           dir,
+          files: deps.files,
           homebridge,
           ...deps.bridge,
           queue: new DocumentCollection(deps.bridge.queue, deps.clock, ({ id }) => accessoryHubErrors.IMPORT_COMMAND_NOT_FOUND({ id })),

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
+import type { FileStore } from '../../platform/files.js';
 import type { Principal } from '../../platform/operations.js';
 import type { AuthService } from '../auth/auth-service.js';
 import type { UserView } from '../auth/model.js';
@@ -215,6 +215,8 @@ export interface PluginBridgeDeps {
   dir: string;
   /** Where our plugin's source is (copied into Homebridge's plugin folder). */
   pluginSource: string;
+  /** Copies the plugin's source in. */
+  files: FileStore;
   homebridge: HomebridgeSupervisor;
   devices: DeviceService;
   auth: AuthService;
@@ -252,11 +254,11 @@ export class PluginBridge {
     // Its source is kept beside the plugin folder and is a `file:` dependency of it: npm, installing
     // other plugins, links it instead of pruning it; until then a copy sits in the plugin folder.
     const source = path.join(this.deps.homebridge.builtinPluginsDir, BRIDGE_PLUGIN);
-    await fs.rm(source, { recursive: true, force: true });
-    await fs.cp(this.deps.pluginSource, source, { recursive: true });
+    await this.deps.files.remove(source);
+    await this.deps.files.copyTree(this.deps.pluginSource, source);
     const linked = path.join(this.deps.homebridge.pluginsDir, BRIDGE_PLUGIN);
-    await fs.rm(linked, { recursive: true, force: true });
-    await fs.cp(this.deps.pluginSource, linked, { recursive: true });
+    await this.deps.files.remove(linked);
+    await this.deps.files.copyTree(this.deps.pluginSource, linked);
     await this.deps.homebridge.addDependency(BRIDGE_PLUGIN, `file:./builtin-plugins/${BRIDGE_PLUGIN}`);
     if (this.tokenId) await this.deps.auth.revoke(this.tokenId, 'plugin-bridge');
     const principal: Principal = { userId: admin.id, username: admin.username, role: 'admin', scope: 'plugin-bridge', tokenHash: '' };

@@ -1,10 +1,9 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { updateFileAtomic, writeFileAtomic } from '../../platform/atomic-file.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
+import type { FileStore } from '../../platform/files.js';
 import { OneAtATime } from '../../platform/one-at-a-time.js';
 import { runInstaller, type InstallerDeps } from '../drivers/local/dependencies.js';
 import type { DomainEventBus } from '../events.js';
@@ -51,6 +50,8 @@ export interface PluginView {
 
 export interface PluginDeps extends InstallerDeps {
   dir: string;
+  /** The plugin folder's package.json and lock, and the installed plugins' package.json and config.schema.json. */
+  files: FileStore;
   homebridge: HomebridgeSupervisor;
   registry: PluginRegistry;
   registryUrl: string;
@@ -77,8 +78,8 @@ export class PluginManager {
   async start(): Promise<void> {
     await this.deps.catalog.load();
     const manifest = path.join(this.deps.dir, 'package.json');
-    await fs.mkdir(this.deps.dir, { recursive: true });
-    await updateFileAtomic(manifest, (text) => text ?? `${JSON.stringify({ name: 'hcs-accessory-hub-plugins', private: true, dependencies: {} }, null, 2)}\n`);
+    await this.deps.files.makeFolder(this.deps.dir);
+    await this.deps.files.updateAtomic(manifest, (text) => text ?? `${JSON.stringify({ name: 'hcs-accessory-hub-plugins', private: true, dependencies: {} }, null, 2)}\n`);
   }
 
   async search(q: string): Promise<RegistryHit[]> {
@@ -212,13 +213,14 @@ export class PluginManager {
 
   private async npm(action: 'install' | 'uninstall', pluginId: string, args: string[]): Promise<void> {
     const files = ['package.json', 'package-lock.json'].map((f) => path.join(this.deps.dir, f));
-    const saved = await Promise.all(files.map((f) => fs.readFile(f).catch(() => undefined)));
+    const store = this.deps.files;
+    const saved = await Promise.all(files.map((f) => store.readBytes(f).catch(() => undefined)));
     const emit = (extra: { line?: string; outcome?: 'succeeded' | 'failed'; error?: string }) =>
       this.deps.events.emit('accessory_hub.plugin_progress', { pluginId, action, ...extra, at: this.deps.clock.now() });
     const outcome = await runInstaller(this.deps, process.platform === 'win32' ? 'npm.cmd' : 'npm', args, this.deps.dir, this.deps.installTimeoutMs, (line) => emit({ line }));
     if (!outcome.ok) {
       // npm rolls its own tree back; the manifests are put back as they were too.
-      await Promise.all(files.map((f, i) => (saved[i] ? writeFileAtomic(f, saved[i]!) : fs.rm(f, { force: true }))));
+      await Promise.all(files.map((f, i) => (saved[i] ? store.writeAtomic(f, saved[i]!) : store.remove(f))));
       emit({ outcome: 'failed', error: outcome.problem ?? 'failed' });
       this.deps.log.warn({ plugin: pluginId, action, problem: outcome.problem }, 'accessory hub plugin operation failed; the previous plugins stay');
       throw accessoryHubErrors.PLUGIN_INSTALL_FAILED({ name: pluginId, problem: outcome.problem ?? 'failed' }, { details: { log: outcome.log.slice(-4000) } });
@@ -240,16 +242,16 @@ export class PluginManager {
   }
 
   private async manifestDependencies(): Promise<string[]> {
-    const manifest = JSON.parse(await fs.readFile(path.join(this.deps.dir, 'package.json'), 'utf8').catch(() => '{}')) as { dependencies?: Record<string, string> };
+    const manifest = JSON.parse(await this.deps.files.readText(path.join(this.deps.dir, 'package.json')).catch(() => '{}')) as { dependencies?: Record<string, string> };
     return Object.keys(manifest.dependencies ?? {}).filter((n) => n !== BRIDGE_PLUGIN);
   }
 
   private async readPackage(name: string): Promise<{ name?: string; version?: string; description?: string; keywords?: unknown } | undefined> {
-    return JSON.parse(await fs.readFile(path.join(this.deps.dir, 'node_modules', ...name.split('/'), 'package.json'), 'utf8').catch(() => 'null')) ?? undefined;
+    return JSON.parse(await this.deps.files.readText(path.join(this.deps.dir, 'node_modules', ...name.split('/'), 'package.json')).catch(() => 'null')) ?? undefined;
   }
 
   private async readSchema(name: string): Promise<Record<string, unknown> | undefined> {
-    return JSON.parse(await fs.readFile(path.join(this.deps.dir, 'node_modules', ...name.split('/'), 'config.schema.json'), 'utf8').catch(() => 'null')) ?? undefined;
+    return JSON.parse(await this.deps.files.readText(path.join(this.deps.dir, 'node_modules', ...name.split('/'), 'config.schema.json')).catch(() => 'null')) ?? undefined;
   }
 
   private async view(name: string): Promise<PluginView> {

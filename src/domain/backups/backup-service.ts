@@ -1,9 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { writeFileAtomic, writeFileAtomicWith } from '../../platform/atomic-file.js';
-import { OneAtATime, pathExists } from '../../platform/one-at-a-time.js';
 import type { Clock, Timers } from '../../platform/clock.js';
+import type { FileStore } from '../../platform/files.js';
+import { OneAtATime } from '../../platform/one-at-a-time.js';
 import { ProgramScheduler, type FireStore } from '../programs/scheduler.js';
 import type { ArchiveReader } from '../drivers/local/packages.js';
 import { backupErrors } from './errors.js';
@@ -35,6 +34,8 @@ export interface BackupLogger {
 export interface BackupServiceDeps {
   dataDir: string;
   driversDir: string;
+  /** The backups folder, the drivers folder it copies, and the staged restore. */
+  files: FileStore;
   version: string;
   database: DatabaseSnapshots;
   archives: ArchiveReader & ArchiveWriter;
@@ -115,37 +116,35 @@ export class BackupService {
 
   create(options: { scheduled?: boolean } = {}): Promise<BackupInfo> {
     return this.exclusive.run(async () => {
-      await fs.mkdir(this.dir, { recursive: true });
+      const files = this.deps.files;
+      await files.makeFolder(this.dir);
       const now = this.deps.clock.now();
       const suffix = options.scheduled ? SCHEDULED : '';
       let name = `hcs-backup-${stamp(now)}${suffix}`;
-      for (let n = 2; await pathExists(path.join(this.dir, `${name}.tar.gz`)); n++) name = `hcs-backup-${stamp(now)}-${n}${suffix}`;
-      const work = path.join(this.dir, `.tmp-${randomBytes(4).toString('hex')}`);
+      for (let n = 2; await files.exists(path.join(this.dir, `${name}.tar.gz`)); n++) name = `hcs-backup-${stamp(now)}-${n}${suffix}`;
+      const work = await files.makeTempFolder(this.dir, '.tmp-');
       try {
-        await fs.mkdir(work, { recursive: true });
         await this.deps.database.backupTo(path.join(work, this.databaseFile));
         const inspected = await this.deps.database.inspect(path.join(work, this.databaseFile));
         // The running drivers' folders; staging and kept versions (dot-folders) are not part of the hub's state.
-        await fs.cp(this.deps.driversDir, path.join(work, 'drivers'), {
-          recursive: true,
-          filter: async (source) => {
-            const rel = path.relative(this.deps.driversDir, source);
-            if (rel.split(path.sep)[0]?.startsWith('.')) return false;
-            return !(await fs.lstat(source)).isSymbolicLink();
-          },
-        }).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT') throw err;
-        });
+        await files
+          .copyTree(this.deps.driversDir, path.join(work, 'drivers'), {
+            filter: (source) => !path.relative(this.deps.driversDir, source).split(path.sep)[0]?.startsWith('.'),
+            skipSymbolicLinks: true,
+          })
+          .catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'ENOENT') throw err;
+          });
         const manifest: BackupManifest = { format: FORMAT, createdAt: now, hubVersion: this.deps.version, migrations: inspected.migrations };
-        await writeFileAtomic(path.join(work, MANIFEST), JSON.stringify(manifest, null, 2));
+        await files.writeAtomic(path.join(work, MANIFEST), JSON.stringify(manifest, null, 2));
         const file = path.join(this.dir, `${name}.tar.gz`);
         // Written beside it under a temp name of its own, flushed, then renamed into place: never listed half written.
-        await writeFileAtomicWith(file, (temp) => this.deps.archives.writeTarGz(work, temp));
+        await files.writeAtomicWith(file, (temp) => this.deps.archives.writeTarGz(work, temp));
         const info = await this.describe(name);
         this.deps.log.info({ backup: name, bytes: info.bytes }, 'backup created');
         return info;
       } finally {
-        await fs.rm(work, { recursive: true, force: true });
+        await files.remove(work);
       }
     });
   }
@@ -198,20 +197,20 @@ export class BackupService {
   }
 
   async list(): Promise<BackupInfo[]> {
-    const names = (await fs.readdir(this.dir).catch(() => [] as string[])).filter((f) => f.endsWith('.tar.gz')).map((f) => f.slice(0, -'.tar.gz'.length)).filter((n) => NAME.test(n));
+    const names = (await this.deps.files.list(this.dir).catch(() => [] as string[])).filter((f) => f.endsWith('.tar.gz')).map((f) => f.slice(0, -'.tar.gz'.length)).filter((n) => NAME.test(n));
     const out: BackupInfo[] = [];
     for (const name of names.sort().reverse()) out.push(await this.describe(name));
     return out;
   }
 
   async get(name: string): Promise<BackupInfo> {
-    if (!NAME.test(name) || !(await pathExists(this.fileOf(name)))) throw backupErrors.BACKUP_NOT_FOUND({ name });
+    if (!NAME.test(name) || !(await this.deps.files.exists(this.fileOf(name)))) throw backupErrors.BACKUP_NOT_FOUND({ name });
     return this.describe(name);
   }
 
   async remove(name: string): Promise<BackupInfo> {
     const info = await this.get(name);
-    await fs.rm(info.file, { force: true });
+    await this.deps.files.remove(info.file);
     this.checksums.delete(info.file);
     return info;
   }
@@ -249,15 +248,16 @@ export class BackupService {
       const stray = files.find((f) => f.path !== MANIFEST && f.path !== DATABASE && !f.path.startsWith('drivers/'));
       if (stray) throw backupErrors.BACKUP_INVALID({ problem: `"${stray.path}" does not belong in a backup` });
 
-      const staging = path.join(this.deps.dataDir, `${PENDING_RESTORE_DIR}.tmp-${randomBytes(4).toString('hex')}`);
+      const store = this.deps.files;
+      const staging = await store.makeTempFolder(this.deps.dataDir, `${PENDING_RESTORE_DIR}.tmp-`);
       try {
         for (const f of files) {
           if (f.path === MANIFEST) continue;
           const target = path.join(staging, ...f.path.split('/'));
-          await fs.mkdir(path.dirname(target), { recursive: true });
-          await fs.writeFile(target, f.data, { flag: 'wx' });
+          await store.makeFolder(path.dirname(target));
+          await store.write(target, f.data, { exclusive: true });
         }
-        await writeFileAtomic(path.join(staging, MANIFEST), JSON.stringify(manifest));
+        await store.writeAtomic(path.join(staging, MANIFEST), JSON.stringify(manifest));
         let inspected;
         try {
           inspected = await this.deps.database.inspect(path.join(staging, DATABASE));
@@ -269,10 +269,10 @@ export class BackupService {
         const unknown = inspected.migrations.filter((m) => !known.has(m));
         if (unknown.length > 0) throw backupErrors.BACKUP_SCHEMA_NEWER({ unknown: unknown.join(', ') }, { details: { unknown } });
         const pending = path.join(this.deps.dataDir, PENDING_RESTORE_DIR);
-        await fs.rm(pending, { recursive: true, force: true });
-        await fs.rename(staging, pending);
+        await store.remove(pending);
+        await store.rename(staging, pending);
       } finally {
-        await fs.rm(staging, { recursive: true, force: true });
+        await store.remove(staging);
       }
       this.deps.log.warn({ createdAt: manifest.createdAt, hubVersion: manifest.hubVersion }, 'backup validated and staged; the service restarts into it');
       const restart = this.deps.restart;
@@ -288,16 +288,11 @@ export class BackupService {
 
   private async describe(name: string): Promise<BackupInfo> {
     const file = this.fileOf(name);
-    const stat = await fs.stat(file);
+    const stat = await this.deps.files.stat(file);
     let known = this.checksums.get(file);
     if (!known || known.bytes !== stat.size || known.mtimeMs !== stat.mtimeMs) {
       const hash = createHash('sha256');
-      const handle = await fs.open(file);
-      try {
-        for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
-      } finally {
-        await handle.close().catch(() => undefined);
-      }
+      for await (const chunk of this.deps.files.readChunks(file)) hash.update(chunk);
       known = { bytes: stat.size, mtimeMs: stat.mtimeMs, sha256: hash.digest('hex') };
       this.checksums.set(file, known);
     }

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic, writeFileAtomicWith } from '../../platform/atomic-file.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
+import type { FileStore } from '../../platform/files.js';
 import type { ArchiveWriter } from '../backups/backup-service.js';
 import type { ArchiveReader, DriverPackages, DriverUpload, PackageFile } from '../drivers/local/packages.js';
 import { releaseErrors } from './errors.js';
@@ -58,6 +57,8 @@ export interface ReleaseDeps {
   dir: string;
   /** Where submission packages are written for download. */
   packagesDir: string;
+  /** The release files and the submission packages. */
+  files: FileStore;
   clock: Clock;
   maxBytes: number;
 }
@@ -78,7 +79,7 @@ export class ReleaseService {
 
   async start(): Promise<void> {
     await this.deps.releases.load();
-    await fs.mkdir(this.deps.packagesDir, { recursive: true });
+    await this.deps.files.makeFolder(this.deps.packagesDir);
   }
 
   get packagesDir(): string {
@@ -109,11 +110,11 @@ export class ReleaseService {
     const prior = existing?.versions.find((v) => v.version === version);
     if (prior && prior.state !== 'draft') throw releaseErrors.RELEASE_STATE_CONFLICT({ key, version, current: prior.state, action: 'saving', needed: 'a draft (or a new version)' }, { details: { current: prior.state } });
     const folder = this.folderOf(key, version);
-    await fs.rm(folder, { recursive: true, force: true });
+    await this.deps.files.remove(folder);
     for (const file of files) {
       const target = path.join(folder, ...file.path.split('/'));
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      await fs.writeFile(target, file.data);
+      await this.deps.files.makeFolder(path.dirname(target));
+      await this.deps.files.write(target, file.data);
     }
     const now = this.deps.clock.now();
     const entry: ReleaseVersion = {
@@ -187,28 +188,29 @@ export class ReleaseService {
     const release = this.get(key);
     const target = version ? release.versions.find((v) => v.version === version) : (release.versions.find((v) => v.version === release.current) ?? release.versions[release.versions.length - 1]);
     if (!target) throw releaseErrors.RELEASE_VERSION_NOT_FOUND({ key, version: version ?? '(latest)' });
-    const work = path.join(into, `.package-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
-    await fs.mkdir(path.join(work, 'files'), { recursive: true });
+    const files = this.deps.files;
+    const work = await files.makeTempFolder(into, `.package-${Date.now()}-`);
     try {
+      await files.makeFolder(path.join(work, 'files'));
       const checksums: Record<string, string> = {};
       for (const f of target.files) {
-        const data = await fs.readFile(path.join(this.folderOf(key, target.version), ...f.path.split('/')));
+        const data = await files.readBytes(path.join(this.folderOf(key, target.version), ...f.path.split('/')));
         if (sha256(data) !== f.sha256) throw releaseErrors.RELEASE_PACKAGE_INVALID({ problem: `${f.path} changed on disk since it was saved` });
         const out = path.join(work, 'files', ...f.path.split('/'));
-        await fs.mkdir(path.dirname(out), { recursive: true });
-        await fs.writeFile(out, data);
+        await files.makeFolder(path.dirname(out));
+        await files.write(out, data);
         checksums[f.path] = f.sha256;
       }
-      await writeFileAtomic(path.join(work, 'checksums.json'), `${JSON.stringify(checksums, null, 2)}\n`);
+      await files.writeAtomic(path.join(work, 'checksums.json'), `${JSON.stringify(checksums, null, 2)}\n`);
       const meta = { format: 1, key, ...(release.name ? { name: release.name } : {}), version: target.version, state: target.state, driverType: target.driverType, createdAt: target.createdAt, files: target.files };
-      await writeFileAtomic(path.join(work, 'release.json'), `${JSON.stringify(meta, null, 2)}\n`);
+      await files.writeAtomic(path.join(work, 'release.json'), `${JSON.stringify(meta, null, 2)}\n`);
       const name = `${key}-${target.version}.tar.gz`;
       const file = path.join(into, name);
       // Two downloads of one package at once each build it under a temp name of their own; the rename never lets one read the other's half.
-      await writeFileAtomicWith(file, (temp) => this.deps.archives.writeTarGz(work, temp));
+      await files.writeAtomicWith(file, (temp) => this.deps.archives.writeTarGz(work, temp));
       return { file, name };
     } finally {
-      await fs.rm(work, { recursive: true, force: true });
+      await files.remove(work);
     }
   }
 
@@ -242,7 +244,7 @@ export class ReleaseService {
 
   private async install(key: string, target: ReleaseVersion): Promise<void> {
     const files: PackageFile[] = [];
-    for (const f of target.files) files.push({ path: f.path, data: await fs.readFile(path.join(this.folderOf(key, target.version), ...f.path.split('/'))) });
+    for (const f of target.files) files.push({ path: f.path, data: await this.deps.files.readBytes(path.join(this.folderOf(key, target.version), ...f.path.split('/'))) });
     await this.deps.packages.install({ kind: 'files', files });
   }
 

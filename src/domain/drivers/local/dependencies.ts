@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Timers } from '../../../platform/clock.js';
+import type { FileStore } from '../../../platform/files.js';
 import type { ProcessRunner } from '../../../platform/processes.js';
-import { pathExists } from '../../../platform/one-at-a-time.js';
 import type { DriverType } from './manifest.js';
 
 export interface DependencyInstallSettings {
@@ -33,13 +33,13 @@ export const PYTHON_PACKAGES_DIR = 'python_packages';
  * package is code from elsewhere, and it runs only as the driver, supervised), a Python driver's
  * requirements.txt with `pip install --target`. Never through a shell; bounded in time and output.
  */
-export async function installDependencies(deps: InstallerDeps, dir: string, driverType: DriverType, settings: DependencyInstallSettings): Promise<DependencyOutcome> {
-  if (driverType === 'javascript' && (await pathExists(path.join(dir, 'package.json')))) {
+export async function installDependencies(deps: InstallerDeps & { files: Pick<FileStore, 'exists'> }, dir: string, driverType: DriverType, settings: DependencyInstallSettings): Promise<DependencyOutcome> {
+  if (driverType === 'javascript' && (await deps.files.exists(path.join(dir, 'package.json')))) {
     const args = ['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http'];
     if (settings.npmRegistry) args.push(`--registry=${settings.npmRegistry}`);
     return runInstaller(deps, npmCommand(), args, dir, settings.timeoutMs);
   }
-  if (driverType === 'python' && (await pathExists(path.join(dir, 'requirements.txt')))) {
+  if (driverType === 'python' && (await deps.files.exists(path.join(dir, 'requirements.txt')))) {
     const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--target', PYTHON_PACKAGES_DIR, '-r', 'requirements.txt'];
     return runInstaller(deps, settings.pythonPath ?? 'python3', args, dir, settings.timeoutMs);
   }

@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../../../platform/atomic-file.js';
-import { OneAtATime, pathExists } from '../../../platform/one-at-a-time.js';
 import type { Clock } from '../../../platform/clock.js';
+import type { FileStore } from '../../../platform/files.js';
+import { OneAtATime } from '../../../platform/one-at-a-time.js';
 import { driverErrors } from '../errors.js';
 import { installDependencies, type DependencyInstallSettings, type InstallerDeps } from './dependencies.js';
 import { loadManifests, MANIFEST_SUFFIX, MAX_MANIFEST_BYTES, type LoadedManifest } from './manifest.js';
@@ -30,6 +28,8 @@ export interface PackageLogger {
 
 export interface DriverPackagesDeps extends InstallerDeps {
   driversDir: string;
+  /** The drivers folder's files: staging, the swap, the kept versions. */
+  files: FileStore;
   supervisor: LocalDriverSupervisor;
   archives: ArchiveReader;
   clock: Clock;
@@ -91,7 +91,7 @@ export class DriverPackages {
    */
   async inspect(upload: DriverUpload): Promise<{ manifest: LoadedManifest; files: PackageFile[] }> {
     const staged = await this.stage(upload);
-    await fs.rm(staged.dir, { recursive: true, force: true });
+    await this.deps.files.remove(staged.dir);
     return { manifest: staged.manifest, files: staged.files };
   }
 
@@ -105,20 +105,20 @@ export class DriverPackages {
         if (elsewhere) throw driverErrors.DRIVER_KEY_IN_USE({ driverKey, file: elsewhere.file, folder: `${driverKey}/` });
 
         const outcome = await installDependencies(this.deps, staging, manifest.driverType, this.deps.install);
-        if (outcome.command) await writeFileAtomic(path.join(staging, INSTALL_LOG), outcome.log);
+        if (outcome.command) await this.deps.files.writeAtomic(path.join(staging, INSTALL_LOG), outcome.log);
         if (!outcome.ok) {
           this.deps.log.warn({ driver: driverKey, command: outcome.command, problem: outcome.problem }, 'driver dependencies failed to install; the previous version keeps running');
           throw driverErrors.DRIVER_INSTALL_FAILED({ driverKey, problem: outcome.problem ?? 'failed' }, { details: { log: tail(outcome.log, 4000) } });
         }
         const record: InstallRecord = { driverKey, ...(manifest.version ? { version: manifest.version } : {}), installedAt: this.deps.clock.now(), ...(outcome.command ? { dependencies: outcome.command } : {}) };
-        await writeFileAtomic(path.join(staging, INSTALL_RECORD), JSON.stringify(record, null, 2));
+        await this.deps.files.writeAtomic(path.join(staging, INSTALL_RECORD), JSON.stringify(record, null, 2));
 
         await this.swapIn(driverKey, staging);
         this.deps.log.info({ driver: driverKey, version: manifest.version }, 'driver package installed');
         const info = await this.deps.supervisor.reloadAndRestart(driverKey);
         return { ...info, package: await this.describe(driverKey) };
       } finally {
-        await fs.rm(staging, { recursive: true, force: true });
+        await this.deps.files.remove(staging);
       }
     });
   }
@@ -126,9 +126,9 @@ export class DriverPackages {
   /** Writes a package to a staging folder and loads its one manifest there; removes the folder when it is not a valid package. */
   private async stage(upload: DriverUpload): Promise<{ dir: string; manifest: LoadedManifest; files: PackageFile[] }> {
     const files = await this.filesOf(upload);
-    const dir = path.join(this.root, '.staging', `${Date.now()}-${randomBytes(4).toString('hex')}`);
+    const dir = await this.deps.files.makeTempFolder(path.join(this.root, '.staging'), `${Date.now()}-`);
     try {
-      await writeFiles(dir, files);
+      await this.writeFiles(dir, files);
       const { manifests, errors } = await loadManifests(dir);
       if (errors.length > 0) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `${errors[0]!.file}: ${errors[0]!.error}` }, { details: errors });
       if (manifests.length !== 1) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `it must hold exactly one *${MANIFEST_SUFFIX} manifest at its top, found ${manifests.length}` });
@@ -136,7 +136,7 @@ export class DriverPackages {
       if (!KEY_FOLDER.test(manifest.driverKey)) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `driverKey "${manifest.driverKey}" cannot name a folder (letters, digits, _ . - only, not starting with a dot)` });
       return { dir, manifest, files };
     } catch (err) {
-      await fs.rm(dir, { recursive: true, force: true });
+      await this.deps.files.remove(dir);
       throw err;
     }
   }
@@ -145,14 +145,15 @@ export class DriverPackages {
   rollback(driverKey: string): Promise<LocalDriverInfo & { package: InstalledPackage }> {
     return this.exclusive.run(async () => {
       const previous = this.previousOf(driverKey);
-      if (!(await pathExists(previous))) throw driverErrors.NO_PREVIOUS_VERSION({ driverKey });
-      const swap = path.join(this.root, '.staging', `rollback-${Date.now()}-${randomBytes(4).toString('hex')}`);
-      await fs.mkdir(path.dirname(swap), { recursive: true });
-      await fs.rename(previous, swap);
+      if (!(await this.deps.files.exists(previous))) throw driverErrors.NO_PREVIOUS_VERSION({ driverKey });
+      // A folder of its own to move the previous version into; swapped in from there, it is removed empty.
+      const swapFolder = await this.deps.files.makeTempFolder(path.join(this.root, '.staging'), `rollback-${Date.now()}-`);
+      const swap = path.join(swapFolder, 'previous');
       try {
+        await this.deps.files.rename(previous, swap);
         await this.swapIn(driverKey, swap);
       } finally {
-        await fs.rm(swap, { recursive: true, force: true });
+        await this.deps.files.remove(swapFolder);
       }
       this.deps.log.info({ driver: driverKey }, 'driver rolled back to its previous version');
       const info = await this.deps.supervisor.reloadAndRestart(driverKey);
@@ -168,9 +169,9 @@ export class DriverPackages {
       const folder = this.folderOf(driverKey);
       if (!KEY_FOLDER.test(driverKey) || path.dirname(path.join(this.root, info.file)) !== folder) throw driverErrors.DRIVER_NOT_REMOVABLE({ driverKey, file: info.file });
       const previous = this.previousOf(driverKey);
-      await fs.rm(previous, { recursive: true, force: true });
-      await fs.mkdir(path.dirname(previous), { recursive: true });
-      await fs.rename(folder, previous);
+      await this.deps.files.remove(previous);
+      await this.deps.files.makeFolder(path.dirname(previous));
+      await this.deps.files.rename(folder, previous);
       this.deps.log.info({ driver: driverKey }, 'driver removed (kept as its previous version)');
       await this.deps.supervisor.reloadAfterRemoval();
       return { driverKey, removed: true as const };
@@ -180,16 +181,16 @@ export class DriverPackages {
   /** What an upload installed of a driver, its install log, and the version a rollback would bring back. */
   async describe(driverKey: string): Promise<InstalledPackage> {
     const folder = this.folderOf(driverKey);
-    const current = await readRecord(folder);
-    const previous = await readRecord(this.previousOf(driverKey));
-    const log = await fs.readFile(path.join(folder, INSTALL_LOG), 'utf8').catch(() => undefined);
+    const current = await this.readRecord(folder);
+    const previous = await this.readRecord(this.previousOf(driverKey));
+    const log = await this.deps.files.readText(path.join(folder, INSTALL_LOG)).catch(() => undefined);
     return {
       driverKey,
       folder: `${driverKey}/`,
       ...(current?.version ? { version: current.version } : {}),
       ...(current ? { installedAt: current.installedAt } : {}),
       ...(log !== undefined ? { installLog: tail(log, 8000) } : {}),
-      ...((await pathExists(this.previousOf(driverKey))) ? { previous: { ...(previous?.version ? { version: previous.version } : {}), ...(previous ? { installedAt: previous.installedAt } : {}) } } : {}),
+      ...((await this.deps.files.exists(this.previousOf(driverKey))) ? { previous: { ...(previous?.version ? { version: previous.version } : {}), ...(previous ? { installedAt: previous.installedAt } : {}) } } : {}),
     };
   }
 
@@ -197,12 +198,31 @@ export class DriverPackages {
   private async swapIn(driverKey: string, ready: string): Promise<void> {
     const target = this.folderOf(driverKey);
     const previous = this.previousOf(driverKey);
-    if (await pathExists(target)) {
-      await fs.rm(previous, { recursive: true, force: true });
-      await fs.mkdir(path.dirname(previous), { recursive: true });
-      await fs.rename(target, previous);
+    if (await this.deps.files.exists(target)) {
+      await this.deps.files.remove(previous);
+      await this.deps.files.makeFolder(path.dirname(previous));
+      await this.deps.files.rename(target, previous);
     }
-    await fs.rename(ready, target);
+    await this.deps.files.rename(ready, target);
+  }
+
+  /** A package's files in `dir` (which exists and is empty), each checked to stay inside it. */
+  private async writeFiles(dir: string, files: PackageFile[]): Promise<void> {
+    for (const file of files) {
+      const target = path.join(dir, ...file.path.split('/'));
+      if (!isInside(dir, target)) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `"${file.path}" escapes the package folder` });
+      await this.deps.files.makeFolder(path.dirname(target));
+      // Exclusive: never through something already there (a link made by an earlier entry cannot exist, but still).
+      await this.deps.files.write(target, file.data, { exclusive: true, mode: 0o644 });
+    }
+  }
+
+  private async readRecord(folder: string): Promise<InstallRecord | undefined> {
+    try {
+      return JSON.parse(await this.deps.files.readText(path.join(folder, INSTALL_RECORD))) as InstallRecord;
+    } catch {
+      return undefined;
+    }
   }
 
   private async filesOf(upload: DriverUpload): Promise<PackageFile[]> {
@@ -264,30 +284,11 @@ function withoutCommonFolder(files: PackageFile[]): PackageFile[] {
   return files.map((f) => ({ ...f, path: f.path.slice(first.length + 1) }));
 }
 
-async function writeFiles(dir: string, files: PackageFile[]): Promise<void> {
-  await fs.mkdir(dir, { recursive: true });
-  for (const file of files) {
-    const target = path.join(dir, ...file.path.split('/'));
-    if (!isInside(dir, target)) throw driverErrors.DRIVER_PACKAGE_INVALID({ problem: `"${file.path}" escapes the package folder` });
-    await fs.mkdir(path.dirname(target), { recursive: true });
-    // wx: never through something already there (a link made by an earlier entry cannot exist, but still).
-    await fs.writeFile(target, file.data, { flag: 'wx', mode: 0o644 });
-  }
-}
-
 function isInside(dir: string, file: string): boolean {
   const rel = path.relative(dir, file);
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
-
-async function readRecord(folder: string): Promise<InstallRecord | undefined> {
-  try {
-    return JSON.parse(await fs.readFile(path.join(folder, INSTALL_RECORD), 'utf8')) as InstallRecord;
-  } catch {
-    return undefined;
-  }
-}
 
 function tail(text: string, chars: number): string {
   return text.length <= chars ? text : `…${text.slice(-chars)}`;
