@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import SQLite from '../src/storage/sqlite-binding.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tar from 'tar';
 import { makeTarGz } from './support/archives.js';

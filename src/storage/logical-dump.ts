@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import SQLite from 'better-sqlite3';
+import SQLite from './sqlite-binding.js';
 import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
 import { COPY_FILES, RESTORE_IMPORT_DIR } from './files.js';
 import type { Database } from './schema.js';

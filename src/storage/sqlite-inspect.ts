@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import SQLite from 'better-sqlite3';
+import SQLite from './sqlite-binding.js';
 
 /** Kysely's migration table, where the applied migrations are named. */
 const MIGRATION_TABLE = 'kysely_migration';

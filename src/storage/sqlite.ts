@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import SQLite, { type SqliteDatabase, type SqliteStatement } from './sqlite-binding.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { DATABASE_FILE, engineStorage, type Storage } from './database.js';
 import type { Database } from './schema.js';
@@ -10,8 +10,8 @@ import type { Database } from './schema.js';
  * query anew, which costs more than running it for the small queries a hub makes. (SQLite only:
  * PostgreSQL plans on its server, and `pg` sends each query in one round trip.)
  */
-function withStatementCache(sqlite: SQLite.Database, limit = 256) {
-  const cache = new Map<string, SQLite.Statement>();
+function withStatementCache(sqlite: SqliteDatabase, limit = 256) {
+  const cache = new Map<string, SqliteStatement>();
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
@@ -56,6 +56,9 @@ export function openSqliteStorage(dataDir: string): Storage {
         const opened = new SQLite(copy);
         try {
           opened.pragma('journal_mode = DELETE');
+          // Rebuilt from its live rows: what the database freed but had not yet overwritten (a
+          // value replaced in place, like a bridge token once kept in clear) stays out of the backup.
+          opened.exec('VACUUM');
         } finally {
           opened.close();
         }
