@@ -76,6 +76,8 @@ export interface Config {
   actionTimeoutMs: number;
   driverRegistrationTimeoutMs: number;
   driverPingIntervalMs: number;
+  /** Who may register on the driver WebSocket: anyone (`open`, the spec's default) or a driver presenting a token issued for its driverKey (`token`). */
+  driverAuth: 'open' | 'token';
   telemetryMaxEntries: number;
   telemetryMaxAgeSeconds: number;
   irExtenderPort: number;
@@ -282,6 +284,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     actionTimeoutMs: integer(env, 'ACTION_TIMEOUT_MS', 10_000, 100, 600_000),
     driverRegistrationTimeoutMs: integer(env, 'DRIVER_REGISTRATION_TIMEOUT_MS', 10_000, 100, 600_000),
     driverPingIntervalMs: integer(env, 'DRIVER_PING_INTERVAL_MS', 30_000, 100, 3_600_000),
+    driverAuth: oneOf(env, 'DRIVER_AUTH', ['open', 'token'], 'open'),
     telemetryMaxEntries: integer(env, 'TELEMETRY_MAX_ENTRIES', 500, 1, 100_000),
     telemetryMaxAgeSeconds: integer(env, 'TELEMETRY_MAX_AGE_SECONDS', 86_400, 1, 30 * 86_400),
     irExtenderPort: integer(env, 'IR_EXTENDER_PORT', 4998, 1, 65535),

@@ -51,6 +51,7 @@ import { inDependencyOrder, type HubModule } from './platform/module.js';
 import { firstAuthenticator, OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
 import { ClusterNode } from './cluster/cluster-node.js';
+import { ClusterWrites } from './cluster/replication.js';
 import { clusterModule } from './cluster/module.js';
 import { replicatedDocuments, replicatedTokens } from './cluster/replicated.js';
 import type { DocumentRepository } from './platform/document-repository.js';
@@ -65,7 +66,10 @@ import { KyselyDriverSettingsRepository } from './storage/repositories/driver-se
 import { KyselyFireStore, KyselyProgramRunRepository } from './storage/repositories/programs.js';
 import { VERSION } from './version.js';
 import { NodeProcessRunner } from './adapters/process/node-process-runner.js';
+import { NodeFileStore } from './adapters/files/node-file-store.js';
 import { processesModule } from './adapters/process/module.js';
+import { secretsModule } from './adapters/secrets/module.js';
+import { SECRET_KEY_FILE } from './platform/secret-box.js';
 
 /**
  * The domain core, assembled: one module per domain folder, built here from its typed
@@ -91,24 +95,13 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const storage = openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   const { db } = storage;
   // On PostgreSQL the instance joins the cluster of every instance on the same database (of one, when alone).
-  const cluster =
-    storage.pool && config.databaseUrl
-      ? new ClusterNode({
-          db,
-          restoredAtStart: () => storage.restoredAtStart,
-          ...(host.restart ? { restart: host.restart } : {}),
-          pool: storage.pool,
-          url: config.databaseUrl,
-          events,
-          timers,
-          log: component('cluster'),
-          settings: { leaseMs: config.clusterLeaseMs, actionTimeoutMs: config.actionTimeoutMs, forwardMarginMs: config.clusterForwardMarginMs, version: VERSION },
-        })
-      : undefined;
+  // Its replicated writes come first (the repositories below tell the other instances through them);
+  // the cluster node is built around them once the devices it keeps in step exist (below).
+  const clusterWrites = storage.pool && config.databaseUrl ? new ClusterWrites(db) : undefined;
   /** A document aggregate's repository; in a cluster, its writes reach the other instances' caches. */
   const documents = <T extends { id: string }>(kind: string): DocumentRepository<T> => {
     const over = (on: typeof db) => new KyselyDocumentRepository<T>(on, kind);
-    return cluster ? replicatedDocuments(over, db, kind, cluster) : over(db);
+    return clusterWrites ? replicatedDocuments(over, db, kind, clusterWrites) : over(db);
   };
   // Empty until the modules are known below; each module is a part /readyz waits for.
   const readiness = new Readiness([]);
@@ -117,7 +110,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const fireStore = new KyselyFireStore(db);
   const auth = authModule({
     users: new KyselyUserRepository(db),
-    tokens: cluster ? replicatedTokens((on) => new KyselyTokenRepository(on), db, cluster) : new KyselyTokenRepository(db),
+    tokens: clusterWrites ? replicatedTokens((on) => new KyselyTokenRepository(on), db, clusterWrites) : new KyselyTokenRepository(db),
     invites: new KyselyInviteRepository(db),
     registration: config.appRegistration,
     registrationLimits: { maxPerClient: config.appRegistrationLimit, windowMs: config.appRegistrationWindowSeconds * 1000 },
@@ -162,7 +155,28 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('devices'),
     driverLog: component('drivers'),
   });
-  cluster?.bind({ state: state.authority, registry: devices.registry, drivers: devices.drivers, auth: auth.auth });
+  // The cluster node, given the parts of the domain it keeps in step (they exist from here, nothing is
+  // bound later); it gives the driver manager its route to the drivers linked to other instances.
+  const cluster =
+    clusterWrites && storage.pool && config.databaseUrl
+      ? new ClusterNode({
+          db,
+          writes: clusterWrites,
+          restoredAtStart: () => storage.restoredAtStart,
+          ...(host.restart ? { restart: host.restart } : {}),
+          pool: storage.pool,
+          url: config.databaseUrl,
+          events,
+          clock,
+          timers,
+          log: component('cluster'),
+          settings: { leaseMs: config.clusterLeaseMs, actionTimeoutMs: config.actionTimeoutMs, forwardMarginMs: config.clusterForwardMarginMs, version: VERSION },
+          state: state.authority,
+          registry: devices.registry,
+          drivers: devices.drivers,
+          auth: auth.auth,
+        })
+      : undefined;
   // Built after the devices, whose view its events carry; it still starts first (it needs no module).
   const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS, presentDevice: (device) => devices.devices.view(device) });
   const scenes = scenesModule({ devices: devices.devices, events, clock, log: component('scenes') });
@@ -170,6 +184,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   // which makes sure that none outlives the hub.
   const processRunner = new NodeProcessRunner({ clock, timers, log: component('processes'), recordFile: path.join(config.dataDir, 'run', 'children.json') });
   const processes = processesModule(processRunner, component('processes'));
+  // The files the domain writes (driver packages, backups, releases, the accessory hub's folder) go through one store.
+  const files = new NodeFileStore();
   const drivers = driversModule({
     driversDir: config.driversDir,
     processes: processRunner,
@@ -181,10 +197,12 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('local-drivers'),
     packages: {
       archives,
+      files,
       maxBytes: config.driverUploadMaxBytes,
       install: { timeoutMs: config.driverInstallTimeoutMs, ...(config.driverNpmRegistry ? { npmRegistry: config.driverNpmRegistry } : {}) },
     },
     ...(cluster ? { placement: cluster.placement } : {}),
+    driverAuth: { mode: config.driverAuth, tokens: documents('driver_token') },
   });
   // GENERIC_IR: the iTach client knows whether the extenders it used are up or failing.
   drivers.builtIns.register({ key: 'GENERIC_IR', name: 'IR extenders (iTach)', status: () => itach.status() });
@@ -351,6 +369,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const backups = backupsModule({
     dataDir: config.dataDir,
     driversDir: config.driversDir,
+    files,
     version: VERSION,
     database: storage.snapshots,
     archives,
@@ -363,6 +382,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     // One instance of a cluster takes each scheduled backup: the slot is claimed like a timer's.
     fires: fireStore,
   });
+  // The hub's secret key (DATA_DIR/secret.key, never in a backup): what must be kept to be used again, like the fleet link's token, is stored sealed with it.
+  const secrets = secretsModule({ file: path.join(config.dataDir, SECRET_KEY_FILE), log: component('secrets') });
   const fleet = fleetModule({
     repositories: {
       hub: documents('fleet_hub'),
@@ -374,6 +395,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     auth: auth.auth,
     audiences: accessGrants,
     peer: new HttpBridgePeer({ requestTimeoutMs: config.bridgeRequestTimeoutMs, commandTimeoutMs: config.actionTimeoutMs + config.bridgeRequestTimeoutMs }),
+    secrets: secrets.box,
     events,
     clock,
     timers,
@@ -386,6 +408,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     archives,
     dir: path.join(config.dataDir, 'releases'),
     packagesDir: path.join(config.dataDir, 'releases', '.packages'),
+    files,
     clock,
     maxBytes: config.driverUploadMaxBytes,
   });
@@ -395,6 +418,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     homebridge
       ? {
           dataDir: config.dataDir,
+          files,
           install: homebridge,
           hap: new HttpHapClient(),
           processes: processRunner,
@@ -434,7 +458,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, processes, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
+  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -487,6 +511,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     drivers: devices.drivers,
     localDrivers: drivers.localDrivers,
     driverPackages: drivers.driverPackages,
+    /** Who may register on the driver WebSocket (DRIVER_AUTH and the driver tokens). */
+    driverAdmission: drivers.admission,
     state: state.authority,
     programs: programs.programs,
     /** Numbered device state changes and hub events, for the real-time surfaces. */
