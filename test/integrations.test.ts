@@ -442,7 +442,12 @@ describe('integrations.list through REST', () => {
     expect((await integrations(s, token)).find((i) => i.key === 'mpd')).toMatchObject({ status: 'degraded', devices: 1, unreachable: 1, lastError: expect.stringContaining('ECONNREFUSED') });
 
     // A Roku added by address: polled at once, announced, running.
-    const added = await s.request('POST', '/app/os/media-services/endpoints/discover', { token, body: { timeoutMs: 100, probe: [{ kind: 'roku', host: roku.host, port: roku.port }] } });
+    // Discovery listens for its window on the hub's timers: the test moves the clock through it.
+    const adding = s.request('POST', '/app/os/media-services/endpoints/discover', { token, body: { timeoutMs: 100, probe: [{ kind: 'roku', host: roku.host, port: roku.port }] } });
+    let settled = false;
+    void adding.finally(() => (settled = true));
+    for (let i = 0; i < 100 && !settled; i++) await clock.advanceAsync(50);
+    const added = await adding;
     expect(added.status).toBe(200);
     const deviceId = `roku:${roku.serialNumber}`;
     const device = async () => {
