@@ -3,6 +3,7 @@
  * name starts with one of the given names. Not part of `npm test`.
  *
  * Settings come from BENCH_* variables (see bench/lib/settings.ts and docs/benchmarks.md).
+ * `--minutes N` (or `--minutes=N`) sets the soak benchmark's length, as BENCH_SOAK_MINUTES=N does.
  * Results are printed and written to bench/results/<name>-<timestamp>.json.
  */
 import { aiBenchmark } from './ai.js';
@@ -14,6 +15,7 @@ import { musicBenchmark } from './music.js';
 import { postgresBenchmark } from './postgres.js';
 import { hubCommandBenchmark } from './hub-command.js';
 import { programsBenchmark } from './programs.js';
+import { soakBenchmark } from './soak.js';
 import { startupBenchmark } from './startup.js';
 import { streamsBenchmark } from './streams.js';
 import type { Benchmark, BenchmarkContext } from './lib/benchmark.js';
@@ -22,7 +24,23 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark, soakBenchmark];
+
+/** Takes `--minutes N` / `--minutes=N` out of `args` into BENCH_SOAK_MINUTES (read by bench/soak.ts). */
+function takeMinutes(args: string[]): string[] {
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const match = /^--minutes(?:=(.*))?$/.exec(args[i]!);
+    if (!match) {
+      rest.push(args[i]!);
+      continue;
+    }
+    const value = match[1] ?? args[++i];
+    if (value === undefined || value.trim() === '') throw new UsageError('--minutes needs a number of minutes, e.g. --minutes 10');
+    process.env.BENCH_SOAK_MINUTES = value;
+  }
+  return rest;
+}
 
 /** Arguments are `<name>` or `<name>:<case>[,<case>...]`, matched as prefixes. */
 function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {
@@ -46,7 +64,7 @@ function select(args: string[]): { benchmark: Benchmark; cases: string[] }[] {
 
 async function main(): Promise<number> {
   installExitHandlers();
-  const args = process.argv.slice(2).filter((a) => a !== '--');
+  const args = takeMinutes(process.argv.slice(2).filter((a) => a !== '--'));
   const settings = loadSettings();
   const selected = select(args);
   const environment = environmentInfo();

@@ -114,8 +114,9 @@ export class BackupService {
     return this.deps.database.fileName;
   }
 
+  /** A requested backup is refused (BACKUP_BUSY) while another runs; a scheduled one waits for it. */
   create(options: { scheduled?: boolean } = {}): Promise<BackupInfo> {
-    return this.exclusive.run(async () => {
+    return this.exclusive[options.scheduled ? 'runWhenFree' : 'run'](async () => {
       const files = this.deps.files;
       await files.makeFolder(this.dir);
       const now = this.deps.clock.now();
