@@ -98,14 +98,16 @@ describe.each(ENGINES)('storage on %s', (engine) => {
     const { storage } = await open(engine);
     await storage.migrate();
     const audit = new KyselyAuditRepository(storage.db);
-    for (let i = 0; i < 5; i++) await audit.insert({ at: 1000 + i, actor: i % 2 ? 'alice' : null, action: i < 3 ? `users.create` : 'auth.login_failed', ok: true });
+    // Two batches (one transaction each), numbered in order.
+    await audit.insert([0, 1].map((i) => ({ at: 1000 + i, actor: i % 2 ? 'alice' : null, action: 'users.create', ok: true })));
+    await audit.insert([2, 3, 4].map((i) => ({ at: 1000 + i, actor: i % 2 ? 'alice' : null, action: i < 3 ? `users.create` : 'auth.login_failed', ok: true })));
     const { entries, hasMore } = await audit.query({ limit: 3 });
     expect(entries.map((e) => e.id)).toEqual([5, 4, 3]);
     expect(hasMore).toBe(true);
     expect((await audit.query({ limit: 10, action: 'users.' })).entries).toHaveLength(3);
     expect((await audit.query({ limit: 10, actor: 'alice', before: 4 })).entries.map((e) => e.id)).toEqual([2]);
     expect(await audit.prune(2)).toBe(3);
-    await audit.insert({ at: 2000, actor: null, action: 'x', ok: false });
+    await audit.insert([{ at: 2000, actor: null, action: 'x', ok: false }]);
     expect((await audit.query({ limit: 10 })).entries.map((e) => e.id)).toEqual([6, 5, 4]);
   });
 

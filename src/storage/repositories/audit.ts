@@ -6,9 +6,11 @@ import type { Database } from '../schema.js';
 export class KyselyAuditRepository implements AuditRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(entry: Omit<AuditEntry, 'id'>): Promise<void> {
-    const { at, actor, action, ...rest } = entry;
-    await this.db.insertInto('audit_log').values({ at, actor, action, detail: JSON.stringify(rest) }).execute();
+  /** One statement for the batch: one transaction, so one flush to disk however many entries. */
+  async insert(entries: ReadonlyArray<Omit<AuditEntry, 'id'>>): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map(({ at, actor, action, ...rest }) => ({ at, actor, action, detail: JSON.stringify(rest) }));
+    await this.db.insertInto('audit_log').values(rows).execute();
   }
 
   async query(q: AuditQuery): Promise<{ entries: AuditEntry[]; hasMore: boolean }> {
