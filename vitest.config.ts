@@ -4,8 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // One embedded PostgreSQL server for the run; the storage tests make a database each on it.
-    globalSetup: ['test/support/postgres-global.ts'],
+    // dist/ built once for the run; one embedded PostgreSQL server for the run (the storage tests
+    // make a database each on it).
+    globalSetup: ['test/support/build-global.ts', 'test/support/postgres-global.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -20,6 +20,9 @@ const START = ['dist/main.js'];
  * that the tests run the sources as they are; throws with the build's output when it fails.
  */
 export function buildService(): void {
+  // Built once for the whole run by the global setup (test/support/build-global.ts): two test
+  // files running at once must not rebuild dist/ under each other's servers.
+  if (process.env.HCS_TEST_DIST_BUILT === '1') return;
   const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   if (result.status !== 0) throw new Error(`npm run build failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`);
 }
