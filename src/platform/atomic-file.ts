@@ -148,7 +148,8 @@ function ignorableDirSyncError(err: unknown): boolean {
   return code === 'EINVAL' || code === 'EISDIR' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EBADF';
 }
 
-function tempNameFor(target: string): string {
+/** A temp file name of its own beside `target` (same folder, so a rename into place stays on one file system). */
+export function tempNameFor(target: string): string {
   return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { tempNameFor } from '../../platform/atomic-file.js';
 
 /** A secret key is this many random bytes (AES-256). */
 export const SECRET_KEY_BYTES = 32;
@@ -93,7 +94,7 @@ function wrongSize(file: string, size: number): string {
 async function createKey(file: string, log: KeyFileLog): Promise<void> {
   const dir = path.dirname(file);
   await fs.mkdir(dir, { recursive: true });
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = tempNameFor(file);
   const key = randomBytes(SECRET_KEY_BYTES);
   try {
     try {
