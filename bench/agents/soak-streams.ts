@@ -15,6 +15,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import { Samples, assertLoopback, percentiles, serveAgent } from './runtime.js';
+import { SseFrameReader, eventName, numberAfter } from '../lib/sse-frames.js';
 
 type Kind = 'sse' | 'socketio';
 
@@ -74,20 +75,6 @@ function closedUnexpectedly(client: Client, generation: number, reason: string):
   if (s.unexpectedCloseReasons.length < 10) s.unexpectedCloseReasons.push(reason);
 }
 
-/** The number after `key` in `text` between `from` and `until`, or -1. */
-function numberAfter(text: string, key: string, from: number, until: number): number {
-  const at = text.indexOf(key, from);
-  if (at === -1 || at > until) return -1;
-  let n = 0;
-  let digits = 0;
-  for (let i = at + key.length; i < text.length; i++) {
-    const c = text.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) break;
-    n = n * 10 + c;
-    digits++;
-  }
-  return digits === 0 ? -1 : n;
-}
 
 /** Opens (or reopens) an SSE client; resolves once its `ready` event arrived. */
 function connectSse(client: Client, resume: boolean): Promise<void> {
@@ -117,36 +104,30 @@ function connectSse(client: Client, resume: boolean): Promise<void> {
         return;
       }
       res.setEncoding('utf8');
-      let buffer = '';
-      res.on('data', (chunk: string) => {
-        const now = Date.now();
-        buffer += chunk;
-        let start = 0;
-        for (let end = buffer.indexOf('\n\n', start); end !== -1; end = buffer.indexOf('\n\n', start)) {
-          const eventAt = buffer.indexOf('event: ', start);
-          if (eventAt !== -1 && eventAt < end) {
-            const nameEnd = buffer.indexOf('\n', eventAt);
-            const name = buffer.slice(eventAt + 7, nameEnd);
-            countEvent('sse', name);
-            if (name === 'state') {
-              const sentAt = numberAfter(buffer, '"sentAt":', eventAt, end);
-              if (sentAt > 0) sseLatency[Math.min(MAX_MS, Math.max(0, now - sentAt))]!++;
-            } else if (name === 'ready' && !ready) {
-              ready = true;
-              clearTimeout(timer);
-              client.open = true;
-              stats.sse.connects++;
-              stats.sse.connectMs.push(performance.now() - t0);
-              resolve();
-            }
-            const idAt = buffer.indexOf('id: ', start);
-            if (idAt !== -1 && idAt < eventAt) client.lastEventId = buffer.slice(idAt + 4, buffer.indexOf('\n', idAt));
-          }
-          start = end + 2;
+      let now = 0;
+      const frames = new SseFrameReader((frame) => {
+        const { text, start, eventAt, end } = frame;
+        const name = eventName(frame);
+        countEvent('sse', name);
+        if (name === 'state') {
+          const sentAt = numberAfter(text, '"sentAt":', eventAt, end);
+          if (sentAt > 0) sseLatency[Math.min(MAX_MS, Math.max(0, now - sentAt))]!++;
+        } else if (name === 'ready' && !ready) {
+          ready = true;
+          clearTimeout(timer);
+          client.open = true;
+          stats.sse.connects++;
+          stats.sse.connectMs.push(performance.now() - t0);
+          resolve();
         }
-        buffer = start === buffer.length ? '' : buffer.slice(start);
+        const idAt = text.indexOf('id: ', start);
+        if (idAt !== -1 && idAt < eventAt) client.lastEventId = text.slice(idAt + 4, text.indexOf('\n', idAt));
+      });
+      res.on('data', (chunk: string) => {
+        now = Date.now();
+        frames.push(chunk);
         // Bounded: a frame never grows past 8 MiB here (a snapshot of 200 devices is far smaller).
-        if (buffer.length > 8 * 2 ** 20) req.destroy(new Error('frame too large'));
+        if (frames.held > 8 * 2 ** 20) req.destroy(new Error('frame too large'));
       });
       res.on('close', () => closedUnexpectedly(client, generation, 'stream ended'));
     });

@@ -9,6 +9,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import { assertLoopback, serveAgent } from './runtime.js';
+import { SseFrameReader, numberAfter } from '../lib/sse-frames.js';
 
 type Kind = 'sse' | 'socketio';
 
@@ -36,21 +37,6 @@ function record(client: Client, step: number, latencyMs: number): void {
   h[Math.min(MAX_MS, Math.max(0, Math.round(latencyMs)))]!++;
 }
 
-/** The number after `key` in `text` between `from` and `until`, or -1. */
-function numberAfter(text: string, key: string, from: number, until: number): number {
-  const at = text.indexOf(key, from);
-  if (at === -1 || at > until) return -1;
-  let i = at + key.length;
-  let n = 0;
-  let digits = 0;
-  for (; i < text.length; i++) {
-    const c = text.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) break;
-    n = n * 10 + c;
-    digits++;
-  }
-  return digits === 0 ? -1 : n;
-}
 
 function openSse(baseUrl: string, token: string): Promise<Client> {
   return new Promise((resolve, reject) => {
@@ -73,27 +59,21 @@ function openSse(baseUrl: string, token: string): Promise<Client> {
         return;
       }
       res.setEncoding('utf8');
-      let buffer = '';
-      res.on('data', (chunk: string) => {
-        const now = Date.now();
-        buffer += chunk;
-        let start = 0;
-        for (let end = buffer.indexOf('\n\n', start); end !== -1; end = buffer.indexOf('\n\n', start)) {
-          const eventAt = buffer.indexOf('event: ', start);
-          if (eventAt !== -1 && eventAt < end) {
-            if (buffer.startsWith('event: state\n', eventAt)) {
-              const step = numberAfter(buffer, '"step":', eventAt, end);
-              const sentAt = numberAfter(buffer, '"sentAt":', eventAt, end);
-              if (step > 0 && sentAt > 0) record(client, step, now - sentAt);
-            } else if (!ready && buffer.startsWith('event: snapshot\n', eventAt)) {
-              ready = true;
-              clearTimeout(timer);
-              resolve(client);
-            }
-          }
-          start = end + 2;
+      let now = 0;
+      const frames = new SseFrameReader(({ text, eventAt, end }) => {
+        if (text.startsWith('event: state\n', eventAt)) {
+          const step = numberAfter(text, '"step":', eventAt, end);
+          const sentAt = numberAfter(text, '"sentAt":', eventAt, end);
+          if (step > 0 && sentAt > 0) record(client, step, now - sentAt);
+        } else if (!ready && text.startsWith('event: snapshot\n', eventAt)) {
+          ready = true;
+          clearTimeout(timer);
+          resolve(client);
         }
-        buffer = start === buffer.length ? '' : buffer.slice(start);
+      });
+      res.on('data', (chunk: string) => {
+        now = Date.now();
+        frames.push(chunk);
       });
       res.on('close', () => {
         client.closed = true;
