@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { normalizeAddress } from '../../domain/drivers/driver-admission.js';
+import { bearerOf } from '../http/credentials.js';
 import type { DriverLink } from '../../domain/drivers/driver-link.js';
 import { driverProtocolErrors } from '../../domain/drivers/errors.js';
 import { MAX_DRIVER_MESSAGE_BYTES, type DriverRegistration, type ServerToDriverMessage } from '../../domain/drivers/messages.js';
@@ -85,12 +86,6 @@ function closeReason(text: string): string {
   let out = text;
   while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
   return out;
-}
-
-/** The token of an `Authorization: Bearer` header on the upgrade request. */
-function bearerOf(request: http.IncomingMessage): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  return match?.[1];
 }
 
 function parse(data: RawData): { ok: true; value: unknown } | { ok: false } {

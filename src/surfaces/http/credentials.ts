@@ -8,7 +8,8 @@ export const ADMIN_COOKIE = 'hcs_admin';
 /** How a route family reads the credential a request presents; the registry checks it. */
 export type CredentialReader = (request: FastifyRequest) => Credential | undefined;
 
-export function bearerOf(request: FastifyRequest): string | undefined {
+/** The token of an `Authorization: Bearer` header (an HTTP request, or a WebSocket upgrade's). */
+export function bearerOf(request: { headers: { authorization?: string | undefined } }): string | undefined {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
