@@ -21,6 +21,7 @@ import { AccessGrants } from './domain/access/access-grants.js';
 import { accessModule } from './domain/access/module.js';
 import { accessoryHubModule } from './domain/accessory-hub/module.js';
 import { aiModule } from './domain/ai/module.js';
+import { activityModule } from './domain/activity/module.js';
 import { auditModule } from './domain/audit/module.js';
 import { backupsModule } from './domain/backups/module.js';
 import { authModule } from './domain/auth/module.js';
@@ -58,6 +59,7 @@ import type { DocumentRepository } from './platform/document-repository.js';
 import { openStorage } from './storage/factory.js';
 import { storageModule } from './storage/module.js';
 import { KyselyAlertRepository } from './storage/repositories/alerts.js';
+import { KyselyActivityRepository } from './storage/repositories/activity.js';
 import { KyselyAuditRepository } from './storage/repositories/audit.js';
 import { KyselyInviteRepository, KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from './storage/repositories/devices.js';
@@ -456,9 +458,10 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const metrics = metricsModule(auth.auth);
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
+  const activity = activityModule({ repository: new KyselyActivityRepository(db), operations, clock, timers, log: component('activity'), names: (id) => devices.registry.find(id)?.name });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
+  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -483,6 +486,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...media.operations,
     ...music.operations,
     ...audit.operations,
+    ...activity.operations,
     ...backups.operations,
     ...debug.operations,
     ...fleet.operations,

@@ -299,9 +299,9 @@ describe('plugin bridge: each hub device as the HAP service of its class', () =>
     await hapWrite([{ aid: fan!.aid, iid: characteristic(fan!.service, CHAR.Active).iid, value: 0 }]);
     await action('fan', 'turn_off', mark);
 
-    // Through the plugin's command route with its token: audited as the plugin's writes.
-    const audit = (await (await server.request('GET', '/admin/audit?action=accessory_hub.plugin.command&limit=50', { token })).json()) as { entries: Array<Json> };
-    expect(audit.entries.some((e) => e.ok === true && (e.input as Json | undefined)?.command === 'set_brightness')).toBe(true);
+    // Through the plugin's command route with its token: in the activity log as the plugin's writes.
+    const activity = (await (await server.request('GET', '/admin/activity?operation=accessory_hub.plugin.command&limit=50', { token })).json()) as { entries: Array<Json> };
+    expect(activity.entries.some((e) => e.ok === true && (e.input as Json | undefined)?.command === 'set_brightness')).toBe(true);
   });
 
   it('refuses through the plugin route what the HAP service does not write, and values outside the attributes', async () => {

@@ -50,6 +50,12 @@ export interface Operation<I extends TSchema = TSchema, O extends TSchema = TSch
   readonly summary: string;
   readonly description?: string;
   readonly access: Access;
+  /**
+   * `activity`: a call that uses the home rather than administers it (a device command, a scene
+   * run, a key press). Every such call, from any account and any surface, goes to the activity
+   * log; the admins' audit trail keeps the rest of their changes. See docs/activity.md.
+   */
+  readonly journal?: 'activity';
   /** An object schema, or a cyclic one (`$defs` + `$ref`) whose target is an object. */
   readonly input: I;
   readonly output: O;
@@ -84,6 +90,8 @@ export interface Caller {
 /** A finished call, as observers (the audit trail) see it: after it ran, whether it succeeded or failed. */
 export interface CallRecord {
   operation: string;
+  /** The operation's `journal`: `activity` for uses of the home, `audit` for everything else. */
+  journal: 'audit' | 'activity';
   principal?: Principal;
   caller: Caller;
   /** The input as validated (when it got that far). */
@@ -127,7 +135,7 @@ export class OperationRegistry {
   private readonly validators = new InputValidators();
   private observers: Array<(record: CallRecord) => void> = [];
 
-  /** Calls `observer` after every call a surface marked as a change; returns the way to stop. */
+  /** Calls `observer` after every call a surface marked as a change, and every call of an `activity` operation; returns the way to stop. */
   observeChanges(observer: (record: CallRecord) => void): () => void {
     this.observers.push(observer);
     return () => {
@@ -185,19 +193,20 @@ export class OperationRegistry {
     const op = this.operations.get(name);
     if (!op) throw errors.UNKNOWN_OPERATION({ name });
     const principal = this.authorize(op.access, caller.credential);
-    const observed = caller.intent === 'change' && this.observers.length > 0;
+    const journal = op.journal ?? 'audit';
+    const observed = (caller.intent === 'change' || journal === 'activity') && this.observers.length > 0;
     const target = observed ? input.text?.params : undefined;
     let value: unknown;
     try {
       value = this.validators.validate(op, input);
       const result = await op.handler(value as never, { principal, ...(caller.credential ? { credential: caller.credential } : {}), clientAddress: caller.clientAddress, requestId: caller.requestId });
-      if (observed) this.notify({ operation: op.name, principal, caller, input: value, ...(target ? { target } : {}), ok: true });
+      if (observed) this.notify({ operation: op.name, journal, principal, caller, input: value, ...(target ? { target } : {}), ok: true });
       return result;
     } catch (err) {
       const failure = err instanceof DomainError ? err : undefined;
       if (!failure) this.log.error({ err, operation: op.name, requestId: caller.requestId }, 'operation failed unexpectedly');
       const thrown = failure ?? errors.INTERNAL_ERROR({}, { cause: err, logged: true });
-      if (observed) this.notify({ operation: op.name, principal, caller, ...(value === undefined ? {} : { input: value }), ...(target ? { target } : {}), ok: false, code: thrown.code });
+      if (observed) this.notify({ operation: op.name, journal, principal, caller, ...(value === undefined ? {} : { input: value }), ...(target ? { target } : {}), ok: false, code: thrown.code });
       throw thrown;
     }
   }

@@ -22,6 +22,7 @@ export const DUMPED_TABLES = [
   'invites',
   'settings',
   'audit_log',
+  'activity_log',
   'devices',
   'device_state',
   'driver_settings',
@@ -174,7 +175,10 @@ export async function readDumpInto(db: Kysely<Database>, file: string, engine: s
     }
     await flush();
     if (engine === 'postgres') {
-      await sql`select setval(pg_get_serial_sequence('audit_log', 'id'), coalesce((select max(id) from audit_log), 0) + 1, false)`.execute(trx);
+      // The logs' ids are serial: a restored log goes on after its last entry.
+      for (const table of ['audit_log', 'activity_log']) {
+        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(trx);
+      }
     }
     return rows;
   });

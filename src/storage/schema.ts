@@ -52,6 +52,15 @@ export interface AuditTable {
   detail: string | null;
 }
 
+export interface ActivityTable {
+  id: Generated<number>;
+  at: number;
+  actor: string | null;
+  operation: string;
+  subject: string | null;
+  detail: string;
+}
+
 export interface DevicesTable {
   id: string;
   driver_key: string;
@@ -136,6 +145,7 @@ export interface Database {
   invites: InvitesTable;
   settings: SettingsTable;
   audit_log: AuditTable;
+  activity_log: ActivityTable;
   cluster_instances: ClusterInstancesTable;
   cluster_leases: ClusterLeasesTable;
   cluster_outbox: ClusterOutboxTable;

@@ -351,6 +351,7 @@ export function pluginBridgeOperations(bridge: PluginBridge | undefined) {
     }),
     command: defineOperation({
       name: 'accessory_hub.plugin.command',
+      journal: 'activity',
       summary:
         "For the plugin bridge: a HomeKit write to a hub device, as one of its class's standard commands (`{command, params}`: set_brightness {brightness}, lock, set_position {position}…; or `{on}`: turn_on or turn_off), checked and translated like any device command and answered by its driver.",
       description:

@@ -1,4 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
+import { BatchedLog, type BatchStore, type BatchedLogWarnings } from '../../platform/batched-log.js';
 import type { CallRecord } from '../../platform/operations.js';
 
 export interface AuditEntry {
@@ -27,26 +28,16 @@ export interface AuditQuery {
   actor?: string;
 }
 
-export interface AuditRepository {
-  /** Writes a batch of entries in one transaction. */
-  insert(entries: ReadonlyArray<Omit<AuditEntry, 'id'>>): Promise<void>;
+export interface AuditRepository extends BatchStore<Omit<AuditEntry, 'id'>> {
   query(q: AuditQuery): Promise<{ entries: AuditEntry[]; hasMore: boolean }>;
-  /** Keeps the newest `keep` entries. */
-  prune(keep: number): Promise<number>;
 }
 
-export interface AuditLog {
-  warn(obj: object, msg: string): void;
-}
+export type AuditLog = BatchedLogWarnings;
 
 const SECRET = /pass(word)?|secret|token|key$|code$/i;
 const MAX_TEXT = 200;
-const MAX_ENTRIES = 20_000;
-const PRUNE_EVERY = 200;
-/** Entries written in one transaction at most. */
-const MAX_BATCH = 500;
-/** Entries waiting to be written at most; past this the oldest waiting ones are dropped (and counted in the log). */
-const MAX_QUEUED = 10_000;
+/** Kept: the newest 20,000 entries, written at the end of each turn, at most 500 a transaction, at most 10,000 waiting. */
+const AUDIT_LOG_OPTIONS = { what: 'audit entries', keep: 20_000, pruneEvery: 200, maxBatch: 500, maxQueued: 10_000, wait: 'turn' } as const;
 
 /** An input as it may be kept: secrets masked, long text and big uploads cut to a note of their size. */
 export function maskInput(value: unknown, depth = 0): unknown {
@@ -62,26 +53,26 @@ export function maskInput(value: unknown, depth = 0): unknown {
 /**
  * What administrators changed, and who tried to sign in and failed: every call a surface marked
  * as a change, made by an admin account, is written here with its outcome (success or the
- * failure's code). Written behind the answer (an audit write never slows or fails the call it
- * records), in batches: the entries of one turn of the event loop, and of the turns while a batch
- * was being written, go in one transaction, so a burst of commands costs one disk flush rather
- * than one each. Bounded to the newest 20,000 entries.
+ * failure's code), unless its operation uses the home rather than administers it (a device
+ * command, a scene run: the activity log has those, for every account). Written behind the
+ * answer (an audit write never slows or fails the call it records), in batches of one turn each
+ * (`BatchedLog`): a configuration change acknowledged to an admin is on disk a turn later, with
+ * SQLite's full durability. Bounded to the newest 20,000 entries.
  */
 export class AuditTrail {
-  private inserts = 0;
-  private readonly queue: Array<Omit<AuditEntry, 'id'>> = [];
-  private writing: Promise<void> | undefined;
-  private dropped = 0;
+  private readonly entries: BatchedLog<Omit<AuditEntry, 'id'>>;
 
   constructor(
     private readonly repository: AuditRepository,
     private readonly clock: Clock,
-    private readonly log: AuditLog,
-  ) {}
+    log: AuditLog,
+  ) {
+    this.entries = new BatchedLog(repository, AUDIT_LOG_OPTIONS, log);
+  }
 
   /** The registry's observer: records admins' changes. */
   readonly onCall = (record: CallRecord): void => {
-    if (record.principal?.role !== 'admin') return;
+    if (record.principal?.role !== 'admin' || record.journal === 'activity') return;
     this.record({
       at: this.clock.now(),
       actor: record.principal.username,
@@ -96,41 +87,12 @@ export class AuditTrail {
   };
 
   record(entry: Omit<AuditEntry, 'id'>): void {
-    if (this.queue.length >= MAX_QUEUED) {
-      this.queue.shift();
-      this.dropped++;
-    }
-    this.queue.push(entry);
-    this.writing ??= this.writeQueued();
-  }
-
-  private async writeQueued(): Promise<void> {
-    try {
-      // The rest of this turn's calls join the batch (a turn, not a time: no clock involved).
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        try {
-          await this.repository.insert(batch);
-          const before = this.inserts;
-          this.inserts += batch.length;
-          if (Math.floor(this.inserts / PRUNE_EVERY) > Math.floor(before / PRUNE_EVERY)) await this.repository.prune(MAX_ENTRIES);
-        } catch (err) {
-          this.log.warn({ err, entries: batch.length, firstAction: batch[0]?.action }, 'audit entries could not be written');
-        }
-      }
-      if (this.dropped > 0) {
-        this.log.warn({ dropped: this.dropped }, `${this.dropped} audit entries were dropped: more than ${MAX_QUEUED} waited to be written`);
-        this.dropped = 0;
-      }
-    } finally {
-      this.writing = undefined;
-    }
+    this.entries.record(entry);
   }
 
   /** Waits for entries still being written (a read right after a change sees it). */
-  async settled(): Promise<void> {
-    for (let rounds = 0; this.writing && rounds < 100; rounds++) await this.writing;
+  settled(): Promise<void> {
+    return this.entries.settled();
   }
 
   async query(q: AuditQuery): Promise<{ entries: AuditEntry[]; hasMore: boolean }> {

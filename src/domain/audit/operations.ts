@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { LOG_PAGE } from '../../platform/batched-log.js';
 import { ADMIN_ACCOUNT, defineOperation } from '../../platform/operations.js';
 import type { AuditTrail } from './audit-trail.js';
 
@@ -22,8 +23,7 @@ export function auditOperations(trail: AuditTrail) {
       summary: "The audit trail: administrators' changes (with their outcome) and failed sign-ins, newest first.",
       access: ADMIN_ACCOUNT,
       input: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
-        before: Type.Optional(Type.Integer({ minimum: 1, description: 'Entries older than this id (the last id of the previous page).' })),
+        ...LOG_PAGE,
         action: Type.Optional(Type.String({ maxLength: 100, description: 'Only actions starting with this, e.g. `users.`.' })),
         actor: Type.Optional(Type.String({ maxLength: 100 })),
       }),

@@ -77,6 +77,7 @@ export function deviceOperations(devices: DeviceService, audiences: AudienceReso
     }),
     command: defineOperation({
       name: 'devices.command',
+      journal: 'activity',
       summary: 'Dispatch a command (for GENERIC_IR devices, a key of properties.irCommands) and wait for the result.',
       description:
         'Standard commands go to the device\'s driver as ACTION; the answer waits for its ACTION_RESULT. 422 COMMAND_NOT_SUPPORTED when the device does not offer the command, 502 DRIVER_ERROR with the driver\'s error, 503 DRIVER_OFFLINE, 504 DRIVER_TIMEOUT. IR keys go to the extender: 502 IR_EXTENDER_ERROR / IR_EXTENDER_UNREACHABLE, 504 IR_EXTENDER_TIMEOUT.',
@@ -134,6 +135,7 @@ export function deviceOperations(devices: DeviceService, audiences: AudienceReso
     }),
     setEqualizer: defineOperation({
       name: 'devices.equalizer.set',
+      journal: 'activity',
       summary: 'Set equalizer bands or the sound mode, or dispatch one of the equalizer or sound-mode commands GET lists.',
       description: `Either \`{command, params?}\` naming one of the device's equalizer or sound-mode commands (422 COMMAND_NOT_SUPPORTED, listing them, for any other), or any of \`bands\`, \`soundMode\` and \`preset\`, which become the params of the driver command ${CAPABILITY_COMMANDS.equalizer.set} (422 CAPABILITY_NOT_SUPPORTED for a device without an equalizer). 400 EQUALIZER_FORMS_MIXED when both forms are given.`,
       access: OS_ADMIN,

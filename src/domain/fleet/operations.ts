@@ -94,6 +94,7 @@ export function fleetOperations(fleet: FleetService, devices: DeviceService, aut
     }),
     command: defineOperation({
       name: 'fleet.command',
+      journal: 'activity',
       summary: 'Dispatch a command to a fleet device: here, to its driver; on the linked hub, through the bridge. Waits for the result.',
       description: '404 FLEET_DEVICE_NOT_FOUND; 503 BRIDGE_NOT_LINKED; 502 BRIDGE_UNREACHABLE or the driver failure; 504 BRIDGE_TIMEOUT or the device timing out on either hub.',
       access: ANY_ACCOUNT,
@@ -235,6 +236,7 @@ export function fleetOperations(fleet: FleetService, devices: DeviceService, aut
     }),
     bridgeCommand: defineOperation({
       name: 'bridge.devices.command',
+      journal: 'activity',
       summary: "For a linked hub: a command to one of this hub's devices; it reaches the device's driver as ACTION and the result comes back (502/504 as for any command).",
       access: BRIDGE,
       input: Type.Object({ fleetDeviceId: FleetId, command: Type.String({ minLength: 1, maxLength: 100 }), params: Type.Optional(Loose) }),

@@ -409,6 +409,7 @@ export function graphOperations(deps: GraphOperationDeps) {
 
     entityAction: defineOperation({
       name: 'entities.action',
+      journal: 'activity',
       summary: 'Call a Home Assistant style service on an entity (e.g. light turn_on {brightness}).',
       description:
         'Services: turn_on (light: optional brightness/brightness_pct 0–100), turn_off, toggle, volume_set {volume 0–100 | volume_level 0–1}, volume_up, volume_down, media_play, media_pause, media_stop, media_next_track, media_previous_track, set_temperature {temperature}, open_cover, close_cover, set_cover_position {position}, scene turn_on. The service becomes an abstract action resolved to the device\'s own command. 404 ENTITY_NOT_FOUND, 422 SERVICE_NOT_SUPPORTED, 400 INVALID_SERVICE_DATA; a device failure (ACTION_NOT_SUPPORTED, DRIVER_ERROR, DRIVER_TIMEOUT…) fails the call with that error, `details` carrying the whole result.',

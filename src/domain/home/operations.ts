@@ -190,6 +190,7 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
     }),
     activateSource: defineOperation({
       name: 'spaces.remote_sources.activate',
+      journal: 'activity',
       summary: "Activate a remote source: power on what it needs, select its input, make it the space's active source.",
       access: ANY_ACCOUNT,
       input: Type.Object({ id: Id, sourceId: Id }),
@@ -241,6 +242,7 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
     }),
     zoneVolume: defineOperation({
       name: 'zones.volume',
+      journal: 'activity',
       summary: 'Set absolute (volume 0–100) or relative (delta) volume on the zone\'s volume-capable devices, or a subset; per-device results.',
       access: OS_ADMIN,
       input: Type.Object({
@@ -341,6 +343,7 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
     }),
     runMacro: defineOperation({
       name: 'macros.run',
+      journal: 'activity',
       summary: 'Run a macro; answers each step\'s result.',
       access: ANY_ACCOUNT,
       input: Type.Object({ id: Id }),

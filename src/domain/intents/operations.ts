@@ -82,6 +82,7 @@ export function intentOperations(engine: IntentEngine) {
     }),
     execute: defineOperation({
       name: 'intents.execute',
+      journal: 'activity',
       summary: 'Understand a sentence and carry it out; answers with per-target results and a spoken-style sentence.',
       description:
         'Fails with 422 INTENT_NOT_UNDERSTOOD (nothing carried out: not understood, unsure, ambiguous or nothing to act on) or INTENT_NOT_CARRIED_OUT (some targets failed); the message is the spoken-style answer and `details` the whole result, with per-target results.',

@@ -32,6 +32,7 @@ export function mediaOperations(media: MediaService, pairing: CastPairingService
     }),
     command: defineOperation({
       name: 'media.players.command',
+      journal: 'activity',
       summary: "A normalized player command, mapped to the player's own protocol or driver command.",
       description:
         '400 INVALID_COMMAND_PARAMS for params that do not fit the command; 404 MEDIA_PLAYER_NOT_FOUND; 422 COMMAND_NOT_SUPPORTED (details.supported lists the commands it takes); 502 DEVICE_UNREACHABLE or DRIVER_ERROR; 503 DRIVER_OFFLINE; 504 DEVICE_TIMEOUT or DRIVER_TIMEOUT.',

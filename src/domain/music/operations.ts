@@ -85,6 +85,7 @@ export function musicOperations(controller: MediaControllerService, music: Music
     }),
     controllerControl: defineOperation({
       name: 'media.controller.control',
+      journal: 'activity',
       summary: 'Run a local media-controller action on MPD; answers the state after it.',
       description:
         'Actions and params: play, pause, toggle, stop, next, previous, clear ({}); seek {position}; volume_set {volume}; volume_step {delta}; random {enabled}; repeat {enabled}; add {uri}; play_index {index}. 400 for an unknown action or params; 422 MEDIA_CONTROLLER_REJECTED with MPD\'s message when MPD answers ACK; 503 MEDIA_CONTROLLER_OFFLINE; 504 MEDIA_CONTROLLER_TIMEOUT.',
@@ -124,6 +125,7 @@ export function musicOperations(controller: MediaControllerService, music: Music
     }),
     play: defineOperation({
       name: 'media.services.play',
+      journal: 'activity',
       summary: 'Start playback of a uri or items on a target: replace the queue and play, append, or play next.',
       description: 'MPD targets (`local`, `mpd:<id>`) take library items (tracks, `artist:`, `album:`, `playlist:`) and URLs; a media player with `play_url` (a Roku, a bridge endpoint registered with playsUrls) takes one http(s) URL (`state` is then null). 404 MUSIC_TARGET_NOT_FOUND; 422 TARGET_CANNOT_PLAY for a target that cannot play the items; 422 MEDIA_CONTROLLER_REJECTED when MPD refuses a uri.',
       access: ADMIN_FROM_ANY_APP,
@@ -143,6 +145,7 @@ export function musicOperations(controller: MediaControllerService, music: Music
     }),
     command: defineOperation({
       name: 'media.services.command',
+      journal: 'activity',
       summary: 'A target-level playback command from the normalized set (docs/media.md), on the hub player or any media player.',
       access: ANY_ACCOUNT,
       input: Type.Object({ targetId: TargetId, command: NormalizedCommandSchema, params: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
@@ -153,6 +156,7 @@ export function musicOperations(controller: MediaControllerService, music: Music
     }),
     transfer: defineOperation({
       name: 'media.services.transfer',
+      journal: 'activity',
       summary: 'Move what plays on one MPD target to another, at its position (with the rest of the queue when includeQueue), then stop the source.',
       description: '404 MUSIC_TARGET_NOT_FOUND; 422 TARGET_CANNOT_PLAY when either side is not an MPD target; 409 NOTHING_PLAYING; 400 TRANSFER_TO_ITSELF; 503/422/504 from MPD as for control.',
       access: ADMIN_FROM_ANY_APP,

@@ -19,6 +19,7 @@ export function activityOperations(programs: ProgramService, presets: ActivityPr
   return {
     runZoneProgram: defineOperation({
       name: 'zones.program.run',
+      journal: 'activity',
       summary: 'Run the program assigned to a zone.',
       access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
@@ -39,6 +40,7 @@ export function activityOperations(programs: ProgramService, presets: ActivityPr
     }),
     runPreset: defineOperation({
       name: 'activity_presets.run',
+      journal: 'activity',
       summary: 'Run an activity preset: its program, or its mapped control\'s target (device command, macro or program).',
       access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
@@ -54,6 +56,7 @@ export function activityOperations(programs: ProgramService, presets: ActivityPr
     }),
     triggerActionMap: defineOperation({
       name: 'action_maps.trigger',
+      journal: 'activity',
       summary: 'Run what a mapped control binds (by id or control key): a device command, a macro or a program.',
       description:
         'By control key, a map of `spaceId` wins over a global one. A target that fails fails the call with its own error (COMMAND_NOT_SUPPORTED, DRIVER_ERROR, MACRO_FAILED, PROGRAM_RUNNING…), `details` carrying the whole outcome.',

@@ -73,6 +73,7 @@ export function programOperations(programs: ProgramService, { audiences, reach }
     }),
     run: defineOperation({
       name: 'programs.run',
+      journal: 'activity',
       summary: 'Run a program; answers the run at once (status running), or when it ends with wait=true.',
       access: ANY_ACCOUNT,
       input: Type.Object({ id: Id, wait: Wait }),
@@ -84,6 +85,7 @@ export function programOperations(programs: ProgramService, { audiences, reach }
     }),
     runOff: defineOperation({
       name: 'programs.run_off',
+      journal: 'activity',
       summary: 'Run the program\'s off path (422 NO_OFF_PATH when it has none).',
       access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
@@ -205,6 +207,7 @@ export function automationOperations(programs: ProgramService) {
     }),
     run: defineOperation({
       name: 'automations.run',
+      journal: 'activity',
       summary: 'Run an automation now, as its timer would (422 NOT_AN_AUTOMATION for a program without a timer).',
       access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),

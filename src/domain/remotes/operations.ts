@@ -158,6 +158,7 @@ export function remoteSessionOperations(control: RemoteControl) {
     }),
     activateSource: defineOperation({
       name: 'remote.source.activate',
+      journal: 'activity',
       summary: "Activate a remote source of the remote's active space (power, input).",
       access: PAIRED_REMOTE,
       input: Type.Object({ sourceId: Id }),
@@ -168,6 +169,7 @@ export function remoteSessionOperations(control: RemoteControl) {
     }),
     pressKey: defineOperation({
       name: 'remote.key.press',
+      journal: 'activity',
       summary: 'Press a key: run what it maps to where the remote is.',
       description:
         'Resolution: an action map bound to the active source of the active space, then one of the space, then a global one; else a command of that name on the active source\'s device; else 404 KEY_NOT_MAPPED. A target that fails answers 200 with `ok: false` and its error.',
@@ -180,6 +182,7 @@ export function remoteSessionOperations(control: RemoteControl) {
     }),
     pressKeys: defineOperation({
       name: 'remote.keys.press',
+      journal: 'activity',
       summary: `Press up to ${MAX_KEYS_PER_BATCH} keys in order; each answers as one press would, failures included.`,
       access: PAIRED_REMOTE,
       input: Type.Object({

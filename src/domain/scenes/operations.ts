@@ -48,6 +48,7 @@ export function sceneOperations(scenes: SceneCatalog) {
 
     runScene: defineOperation({
       name: 'scenes.run',
+      journal: 'activity',
       summary: 'Run a scene by its id `<deviceId>:<sceneId>` (driver command scenes.run {sceneId}).',
       description: '404 SCENE_NOT_FOUND; driver failures as for device commands (502 DRIVER_ERROR, 503 DRIVER_OFFLINE, 504 DRIVER_TIMEOUT).',
       access: OS_ADMIN,

@@ -4,6 +4,7 @@ import { m0002Devices } from './0002-devices.js';
 import { m0003HomeModel } from './0003-home-model.js';
 import { m0004Accounts } from './0004-accounts.js';
 import { m0005Cluster } from './0005-cluster.js';
+import { m0006Activity } from './0006-activity.js';
 
 /**
  * Versioned, forward-only migrations. A migration that has shipped is never edited; a change
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003-home-model': m0003HomeModel,
   '0004-accounts': m0004Accounts,
   '0005-cluster': m0005Cluster,
+  '0006-activity': m0006Activity,
 };

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AuditEntry, AuditQuery, AuditRepository } from '../../domain/audit/audit-trail.js';
 import type { Database } from '../schema.js';
+import { keepNewestRows } from './newest-rows.js';
 
 /** The audit trail in `audit_log`: the action and actor as columns (filtered on), the rest as JSON. */
 export class KyselyAuditRepository implements AuditRepository {
@@ -24,9 +25,7 @@ export class KyselyAuditRepository implements AuditRepository {
     return { entries, hasMore: rows.length > q.limit };
   }
 
-  async prune(keep: number): Promise<number> {
-    const newest = this.db.selectFrom('audit_log').select('id').orderBy('id', 'desc').limit(keep);
-    const result = await this.db.deleteFrom('audit_log').where('id', 'not in', newest).executeTakeFirst();
-    return Number(result.numDeletedRows);
+  prune(keep: number): Promise<number> {
+    return keepNewestRows(this.db, 'audit_log', keep);
   }
 }

@@ -65,6 +65,7 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   route('GET', '/system', hub.ops.system.info);
   route('GET', '/logs', hub.ops.system.logs);
   route('GET', '/audit', hub.ops.audit.list);
+  route('GET', '/activity', hub.ops.activity.list);
   route('POST', '/metrics/token', hub.ops.metrics.issueToken, { successStatus: 201 });
   route('POST', '/metrics/token/revoke', hub.ops.metrics.revokeToken);
   const backups = hub.ops.backups;

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { contractErrorBody, notFoundHandler } from '../error-handler.js';
+import { activityRoutes } from './activity.js';
 import { authRoutes } from './auth.js';
 import { deviceRoutes, driverRoutes, stateRoutes } from './devices.js';
 import { accessoryHubRoutes } from './accessory-hub.js';
@@ -36,5 +37,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(releaseRoutes, options);
   await app.register(accessoryHubRoutes, options);
   await app.register(aiRoutes, options);
+  await app.register(activityRoutes, options);
   await app.register(stateStreamRoute, options);
 };
