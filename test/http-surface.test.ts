@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/app.js';
+import { LogRing } from '../src/logger.js';
 import { loadConfig } from '../src/config.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
 import { ManualClock } from '../src/platform/clock.js';
@@ -335,5 +336,19 @@ describe('request log', () => {
     } finally {
       driver.close();
     }
+  });
+});
+
+describe('recent log lines (LogRing)', () => {
+  it('keeps the newest lines, oldest first, across many wraps, each cut to its bound', () => {
+    const ring = new LogRing(3, 5);
+    expect(ring.recent()).toEqual([]);
+    ring.write('a');
+    ring.write('b');
+    expect(ring.recent()).toEqual(['a', 'b']);
+    for (let i = 0; i < 10; i++) ring.write(`line${i}`);
+    expect(ring.recent()).toEqual(['line7', 'line8', 'line9']);
+    ring.write('a line longer than five');
+    expect(ring.recent()).toEqual(['line8', 'line9', 'a lin…']);
   });
 });

@@ -59,6 +59,11 @@ export function validationFailure(label: string, issues: readonly ValidationIssu
   return errors.VALIDATION_FAILED({ field: first.field, problem: first.message }, { details });
 }
 
+function isEmpty(part: Record<string, unknown>): boolean {
+  for (const _ in part) return false;
+  return true;
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -78,7 +83,7 @@ export class InputValidators {
     else throw validationFailure(jsonLabel, [{ instancePath: '', message: 'must be object', params: {} }]);
     for (const label of ['querystring', 'params'] as const) {
       const part = input.text?.[label];
-      if (!part) continue;
+      if (!part || isEmpty(part)) continue;
       const converted = { ...part };
       if (!text(converted)) throw validationFailure(label, text.errors);
       Object.assign(value, converted);

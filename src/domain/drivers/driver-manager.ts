@@ -55,6 +55,8 @@ export interface DriverInfo {
 }
 
 const registrationCheck = Compile(DriverRegistration);
+/** Driver messages whose effect is written to storage before the next message of the link may apply. */
+const STORED_FIRST: ReadonlySet<DriverEventType> = new Set(['DEVICE_DISCOVERED', 'DEVICE_UPDATED', 'DEVICE_REMOVED']);
 const eventChecks = Object.fromEntries(
   Object.entries(DRIVER_EVENT_SCHEMAS).map(([type, schema]) => [type, Compile(schema)]),
 ) as Record<DriverEventType, ReturnType<typeof Compile>>;
@@ -152,7 +154,19 @@ export class DriverManager {
       return { ok: false, ...driverProtocolErrors.INVALID_MESSAGE.info({ type, problem: first ? `${first.instancePath || '/'} ${first.message}` : 'invalid' }) };
     }
     const prior = this.inflight.get(link);
-    const run = prior ? prior.then(() => this.apply(link, message as DriverEvent)) : this.apply(link, message as DriverEvent);
+    const event = message as DriverEvent;
+    // Most traffic (state updates, action results) applies at once; with nothing of the link's
+    // still applying, it needs no place in the queue (and no promises: a command's answer and a
+    // state flood take this path).
+    if (!prior && !STORED_FIRST.has(event.type)) {
+      try {
+        this.applyAtOnce(link, event);
+      } catch (err) {
+        this.log.error({ err, driverKey: link.driverKey, type }, 'applying a driver message failed');
+      }
+      return { ok: true };
+    }
+    const run = prior ? prior.then(() => this.apply(link, event)) : this.apply(link, event);
     const tracked = run.catch((err: unknown) => this.log.error({ err, driverKey: link.driverKey, type }, 'applying a driver message failed'));
     this.inflight.set(link, tracked);
     await tracked;
@@ -310,6 +324,7 @@ export class DriverManager {
   }
 
   private async apply(link: DriverLink, event: DriverEvent): Promise<void> {
+    if (!STORED_FIRST.has(event.type)) return this.applyAtOnce(link, event);
     switch (event.type) {
       case 'DEVICE_DISCOVERED': {
         const { id, state, ...fields } = event.device;
@@ -335,6 +350,12 @@ export class DriverManager {
         await this.devices.markRemoved(device.id);
         return;
       }
+    }
+  }
+
+  /** The messages that change nothing stored first: applied in the turn they arrive. */
+  private applyAtOnce(link: DriverLink, event: DriverEvent): void {
+    switch (event.type) {
       case 'STATE_UPDATE': {
         const device = this.devices.findByDriver(link.driverKey, event.deviceId);
         if (!device || device.removed) return this.unknownDevice(link, event.deviceId, event.type);

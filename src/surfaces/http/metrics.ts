@@ -75,10 +75,12 @@ export const metricsRoute: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub 
   // This instance's updates: another instance counts its own.
   hub.events.on(owner, 'device.state_changed', () => stateUpdates.inc(), { origin: 'local' });
   app.addHook('onClose', async () => hub.events.removeOwner(owner));
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    done();
   });
 
   app.get(

@@ -1,5 +1,4 @@
 import { CREDENTIALS_CHANGED } from '../../domain/events.js';
-import cookie from '@fastify/cookie';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -111,8 +110,6 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   app.setNotFoundHandler(notFoundHandler(contractErrorBody));
   // JSON is the only body the API speaks; anything else is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
-  // Global: the App API, the web UI and /admin all accept the session cookie.
-  await app.register(cookie);
   const document = createDocumentShaper({
     components: [ErrorBody, FailureEnvelope],
     errorBodyFor: (url) => (isAppApiPath(url) ? FailureEnvelope : ErrorBody),

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import type { Operation } from '../../../platform/operations.js';
@@ -30,6 +31,9 @@ export function adminRoutes(app: FastifyInstance, hub: Hub) {
  * anything; a bearer header needs none.
  */
 export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
+  // Cookies are parsed only in the families that read one (here, the panel's session): on every
+  // other route the plugin's hooks would cost each request for nothing.
+  await app.register(cookie);
   await app.register(formbody);
   // Uploads are buffered (bounded per file and in count) so that the CSRF check sees the form's fields before anything runs.
   await app.register(multipart, {

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import { SESSION_COOKIE } from '../credentials.js';
@@ -29,6 +30,7 @@ export interface AppApiOptions {
  * hub's own origin (csrfGuard's `sameOrigin`). Each file binds one prefix of the spec's App API table.
  */
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, options) => {
+  await app.register(cookie);
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
   app.addHook('preHandler', csrfGuard(SESSION_COOKIE, { sameOrigin: true }));

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import type { FastifyPluginAsync } from 'fastify';
 import { requestCredential, SESSION_COOKIE } from '../credentials.js';
 import { csrfGuard } from '../web/csrf.js';
@@ -35,6 +36,7 @@ export const fleetRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, 
 
   // The App API session is a cookie: changes signed in by it carry its CSRF token.
   await app.register(async (scoped) => {
+    await scoped.register(cookie);
     scoped.addHook('preHandler', csrfGuard(SESSION_COOKIE));
     const household = osRoutes(scoped, hub, base, ['fleet']);
     household('POST', '/device/home/category', fleet.setCategory, { credential: appAuthCredential });

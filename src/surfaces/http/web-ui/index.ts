@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
@@ -17,6 +18,7 @@ import { householdSessionRoutes } from './session.js';
  * the operations allow it. State-changing requests signed in by the cookie carry its CSRF token.
  */
 export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
+  await app.register(cookie);
   await app.register(formbody);
   app.addHook('preHandler', csrfGuard(SESSION_COOKIE));
   householdSessionRoutes(app, hub);
