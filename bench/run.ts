@@ -6,6 +6,7 @@
  * `--minutes N` (or `--minutes=N`) sets the soak benchmark's length, as BENCH_SOAK_MINUTES=N does.
  * Results are printed and written to bench/results/<name>-<timestamp>.json.
  */
+import { diskLine, measureDisk } from './lib/data-dir.js';
 import { aiBenchmark } from './ai.js';
 import { deviceModelBenchmark } from './device-model.js';
 import { devicesBenchmark } from './devices.js';
@@ -76,6 +77,8 @@ async function main(): Promise<number> {
     print: (text: string) => process.stdout.write(`${text}\n`),
   };
   base.print(headerLine(environment));
+  const disk = measureDisk();
+  base.print(diskLine(disk));
   base.print(
     `# ${settings.connections} connections · ${settings.warmupSeconds} s warm-up (discarded) + ${settings.durationSeconds} s measured · ${settings.rounds} round(s) · service LOG_LEVEL=${settings.logLevel}`,
   );
@@ -93,6 +96,7 @@ async function main(): Promise<number> {
       startedAt,
       finishedAt: new Date().toISOString(),
       environment,
+      disk,
       settings,
       passed: outcome.passed,
       ...outcome.results,

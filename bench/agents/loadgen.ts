@@ -15,6 +15,18 @@ interface RunParams {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** Request paths taken in turn across all connections (e.g. 100 devices' command routes); `url`'s path unless given. */
+  paths?: string[];
+}
+
+/** The next path of the list for each request, whichever connection sends it: every path is hit equally often. */
+function rotating(paths: string[]) {
+  let next = 0;
+  return (request: autocannon.Request) => {
+    const path = paths[next]!;
+    next = (next + 1) % paths.length;
+    return { ...request, path };
+  };
 }
 
 async function run(p: RunParams) {
@@ -28,6 +40,7 @@ async function run(p: RunParams) {
     headers: p.headers,
     body: p.body,
     timeout: 10,
+    ...(p.paths && p.paths.length > 0 ? { requests: [{ setupRequest: rotating(p.paths) }] } : {}),
   });
   instance.on('response', (...args: unknown[]) => {
     const status = args[1] as number;

@@ -24,6 +24,16 @@ declare module 'autocannon' {
       sampleInt?: number;
       /** Stop after this many errors. */
       bailout?: number;
+      /** The requests each connection sends in turn; `setupRequest` may rewrite each one as it goes out. */
+      requests?: Array<Partial<Request> & { setupRequest?: (request: Request) => Request }>;
+    }
+
+    /** A request as autocannon sends it (lib/requestIterator.js). */
+    interface Request {
+      method: string;
+      path: string;
+      headers: Record<string, string>;
+      body?: string | Buffer;
     }
 
     /** A histogram summary: percentiles are keyed p50, p97_5, p99, p99_9, ... */

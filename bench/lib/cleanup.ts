@@ -91,9 +91,9 @@ export interface TempDir extends Resource {
   readonly path: string;
 }
 
-/** A fresh directory under the OS temp dir, removed on dispose. */
-export function makeTempDir(prefix: string): TempDir {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+/** A fresh directory under `parent` (the OS temp dir unless given), removed on dispose. */
+export function makeTempDir(prefix: string, parent = os.tmpdir()): TempDir {
+  const dir = fs.mkdtempSync(path.join(parent, `${prefix}-`));
   const remove = () => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   const resource: TempDir = {
     label: `temp dir ${dir}`,

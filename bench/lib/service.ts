@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTempDir, stopOnce, track, type Resource } from './cleanup.js';
+import { benchDataRoot } from './data-dir.js';
 import { LOOPBACK, freePort, request, waitForStatus, type HttpAnswer } from './net.js';
 import { baseEnv, spawnLogged, type ChildHandle } from './proc.js';
 
@@ -73,7 +74,7 @@ export function spawnService(o: { port: number; dataDir: string; logPath: string
  */
 export async function startService(options: ServiceOptions = {}): Promise<ServiceHandle> {
   const logLevel = options.logLevel ?? 'info';
-  const tmp = makeTempDir('hcs-bench-service');
+  const tmp = makeTempDir('hcs-bench-service', benchDataRoot());
   const dataDir = path.join(tmp.path, 'data');
   const logPath = path.join(tmp.path, 'service.log');
   const port = await freePort();

@@ -13,11 +13,15 @@
  * handler costs with everything under it.
  */
 import fs from 'node:fs';
+import { SourceMap } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
+  columnNumber?: number;
 }
 
 interface ProfileNode {
@@ -33,6 +37,64 @@ interface CpuProfile {
   endTime: number;
   samples: number[];
   timeDeltas: number[];
+}
+
+const sourceMaps = new Map<string, SourceMap | null>();
+
+/** The source map beside a bundled file of dist/ (`app-XXXX.js.map`), or null. */
+function sourceMapOf(url: string): SourceMap | null {
+  if (!sourceMaps.has(url)) {
+    let map: SourceMap | null = null;
+    try {
+      const file = fileURLToPath(url);
+      map = new SourceMap(JSON.parse(fs.readFileSync(`${file}.map`, 'utf8')) as ConstructorParameters<typeof SourceMap>[0]);
+    } catch {
+      map = null;
+    }
+    sourceMaps.set(url, map);
+  }
+  return sourceMaps.get(url)!;
+}
+
+/**
+ * The frame as written in the sources: the service runs from an esbuild bundle, where every
+ * function of src/ (and of the bundled packages) sits in one file; the bundle's source map gives
+ * each frame back its own file and line.
+ */
+function originalFrame(frame: CallFrame): CallFrame {
+  if (!frame.url.startsWith('file://') || !frame.url.includes('/dist/')) return frame;
+  const map = sourceMapOf(frame.url);
+  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber ?? 0);
+  if (!entry || !('originalSource' in entry) || !entry.originalSource) return frame;
+  const source = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : path.resolve(path.dirname(fileURLToPath(frame.url)), entry.originalSource);
+  return { functionName: frame.functionName, url: `file://${source}`, lineNumber: entry.originalLine, columnNumber: entry.originalColumn };
+}
+
+/**
+ * Concerns of the command path (issue 26 asks for µs per command under these), from the area a
+ * frame's self time belongs to. The first prefix that matches wins.
+ */
+const CONCERNS: Array<[string, string[]]> = [
+  ['logging', ['pino', 'sonic-boom', 'thread-stream', 'src/logger.ts', 'src/surfaces/http/request-log']],
+  ['metrics', ['prom-client', 'src/surfaces/http/metrics', 'src/platform/metrics', 'src/domain/metrics']],
+  ['validation', ['@sinclair/typebox', 'ajv', 'fast-uri', 'secure-json-parse', 'src/platform/input-validation.ts', 'src/platform/schema-parts.ts']],
+  ['access (auth, grants)', ['src/domain/access', 'src/domain/auth', 'src/surfaces/http/credentials', 'src/surfaces/http/auth', 'node:internal/crypto', '@fastify/cookie', 'cookie']],
+  ['cluster hooks', ['src/cluster']],
+  ['event bus and streams', ['src/platform/event-bus.ts', 'src/surfaces/sse', 'src/surfaces/socket', 'src/surfaces/realtime', 'socket.io', 'engine.io', 'src/surfaces/snapshot-json.ts']],
+  ['state authority, devices', ['src/domain/devices', 'src/domain/state', 'src/domain/home']],
+  ['driver link (ws)', ['ws', 'src/domain/drivers', 'src/surfaces/driver-ws']],
+  ['audit, storage', ['src/domain/audit', 'src/storage', 'kysely', 'better-sqlite3']],
+  ['pipeline (registry, invoke)', ['src/platform/operations.ts', 'src/platform', 'src/domain']],
+  ['HTTP surface (routes, shaping)', ['src/surfaces/http', 'src/app.ts', 'src/surfaces']],
+  ['Fastify', ['fastify', 'find-my-way', 'light-my-request', 'avvio', 'toad-cache', 'fast-json-stringify', '@fastify', 'abstract-logging', 'rfdc']],
+  ['Node HTTP and sockets', ['node:_http', 'node:net', 'node:internal/stream_base_commons', 'node:internal/streams', 'node:stream', 'node:events', 'node:internal/timers', 'node:internal/process', 'node:buffer', 'node:internal/buffer', 'node:internal/async_hooks', 'node:async_hooks', 'node:internal/url', 'node:url']],
+  ['garbage collector', ['(garbage collector)']],
+  ['V8 builtins, native', ['(native / V8 builtins)', '(program)']],
+];
+
+function concernOf(area: string): string {
+  for (const [concern, prefixes] of CONCERNS) if (prefixes.some((p) => area === p || area.startsWith(p.endsWith('.ts') ? p : `${p}`))) return concern;
+  return 'other';
 }
 
 /** Which part of the program a frame belongs to. */
@@ -55,7 +117,7 @@ function areaOf(frame: CallFrame): string {
 
 const functionKey = (frame: CallFrame) => `${frame.functionName || '(anonymous)'} ${areaOf(frame)}:${frame.lineNumber + 1}`;
 
-function summarise(profile: CpuProfile, fromS = 0, toS = Infinity): { totalMs: number; byArea: [string, number][]; byFunction: [string, number][]; inclusive: [string, number][] } {
+function summarise(profile: CpuProfile, fromS = 0, toS = Infinity): { totalMs: number; byArea: [string, number][]; byFunction: [string, number][]; byConcern: [string, number][]; inclusive: [string, number][] } {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   for (const n of profile.nodes) for (const child of n.children ?? []) nodes.get(child)!.parent = n.id;
   const selfMs = new Map<number, number>();
@@ -68,12 +130,14 @@ function summarise(profile: CpuProfile, fromS = 0, toS = Infinity): { totalMs: n
   }
   const byArea = new Map<string, number>();
   const byFunction = new Map<string, number>();
+  const byConcern = new Map<string, number>();
   let totalMs = 0;
   for (const [id, ms] of selfMs) {
-    const frame = nodes.get(id)!.callFrame;
+    const frame = originalFrame(nodes.get(id)!.callFrame);
     totalMs += ms;
     const area = areaOf(frame);
     byArea.set(area, (byArea.get(area) ?? 0) + ms);
+    if (area !== '(idle)') byConcern.set(concernOf(area), (byConcern.get(concernOf(area)) ?? 0) + ms);
     const fn = functionKey(frame);
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
   }
@@ -82,14 +146,14 @@ function summarise(profile: CpuProfile, fromS = 0, toS = Infinity): { totalMs: n
   for (const [id, ms] of selfMs) {
     const seen = new Set<string>();
     for (let node = nodes.get(id); node; node = node.parent === undefined ? undefined : nodes.get(node.parent)) {
-      const key = functionKey(node.callFrame);
+      const key = functionKey(originalFrame(node.callFrame));
       if (node.callFrame.functionName === '(root)' || seen.has(key)) continue;
       seen.add(key);
       inclusive.set(key, (inclusive.get(key) ?? 0) + ms);
     }
   }
   const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]);
-  return { totalMs, byArea: sorted(byArea), byFunction: sorted(byFunction), inclusive: sorted(inclusive) };
+  return { totalMs, byArea: sorted(byArea), byFunction: sorted(byFunction), byConcern: sorted(byConcern), inclusive: sorted(inclusive) };
 }
 
 /** Not-idle share of each second of the profile. */
@@ -131,13 +195,15 @@ function main(): void {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   if (showTimeline) process.stdout.write(`not-idle share per second:\n${timeline(profile)}\n\n`);
   if (from > 0 || to < Infinity) process.stdout.write(`window: ${from} s to ${to === Infinity ? 'end' : `${to} s`} after the profile started\n`);
-  const { totalMs, byArea, byFunction, inclusive } = summarise(profile, from, to);
+  const { totalMs, byArea, byFunction, byConcern, inclusive } = summarise(profile, from, to);
   const busyMs = totalMs - (byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
   const perRequest = (ms: number) => (requests ? `${((ms * 1000) / requests).toFixed(2).padStart(7)} µs/req  ` : '');
   const pct = (ms: number) => `${((ms / busyMs) * 100).toFixed(1).padStart(5)} %  ${perRequest(ms)}`;
   const perRequestNote = requests ? `, ${((busyMs * 1000) / requests).toFixed(1)} µs per request over ${requests} requests` : '';
   process.stdout.write(`profile: ${(totalMs / 1000).toFixed(1)} s sampled, ${(busyMs / 1000).toFixed(1)} s not idle (percentages of not-idle${perRequestNote})\n\nself time by area:\n`);
   for (const [area, ms] of byArea) if (area !== '(idle)' && ms / busyMs >= 0.002) process.stdout.write(`  ${pct(ms)}  ${area}\n`);
+  process.stdout.write(`\nself time by concern:\n`);
+  for (const [concern, ms] of byConcern) process.stdout.write(`  ${pct(ms)}  ${concern}\n`);
   process.stdout.write(`\ntop ${top} functions by self time:\n`);
   for (const [fn, ms] of byFunction.filter(([f]) => !f.startsWith('(idle)')).slice(0, top)) process.stdout.write(`  ${pct(ms)}  ${fn}\n`);
   if (showInclusive) {
