@@ -143,3 +143,38 @@ describe('OperationRegistry.invoke', () => {
     expect(logged[0]).toMatchObject({ msg: 'operation failed unexpectedly', obj: { operation: 'test.bug', requestId: 'r1' } });
   });
 });
+
+describe('answering in the same turn (OperationRegistry.call)', () => {
+  it('returns a handler’s immediate answer as a value, throws its failures at once, and records both', () => {
+    const ops = new OperationRegistry({ authenticate: (token) => (token === 'admin' ? principals.admin : undefined) }, { error: () => undefined });
+    ops.register(
+      defineOperation({
+        name: 'test.now',
+        summary: 'Answers at once',
+        journal: 'activity',
+        access: { scopes: ['os_api_admin'] },
+        input: Type.Object({ id: Type.String() }),
+        output: Type.Object({ id: Type.String() }),
+        handler({ id }) {
+          if (id === 'bad') throw new DomainError('conflict', 'NOPE', 'no');
+          return { id };
+        },
+      }),
+    );
+    const records: Array<{ ok: boolean; code?: string; journal: string }> = [];
+    ops.observeChanges((r) => records.push({ ok: r.ok, journal: r.journal, ...(r.code ? { code: r.code } : {}) }));
+    const caller = { credential: { token: 'admin' }, clientAddress: '127.0.0.1', requestId: 'r' };
+    // A value, not a promise: nothing waits for a microtask.
+    expect(ops.call('test.now', { json: { id: 'a' } }, caller)).toEqual({ id: 'a' });
+    expect(() => ops.call('test.now', { json: { id: 'bad' } }, caller)).toThrow(DomainError);
+    // Validation and access fail at once too.
+    expect(() => ops.call('test.now', { json: {} }, caller)).toThrow(/id/);
+    expect(() => ops.call('test.now', { json: { id: 'a' } }, { ...caller, credential: { token: 'x' } })).toThrow(DomainError);
+    // An activity operation is recorded without a change intent; a refused credential is not recorded.
+    expect(records).toEqual([
+      { ok: true, journal: 'activity' },
+      { ok: false, code: 'NOPE', journal: 'activity' },
+      { ok: false, code: 'VALIDATION_FAILED', journal: 'activity' },
+    ]);
+  });
+});

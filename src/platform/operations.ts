@@ -59,7 +59,11 @@ export interface Operation<I extends TSchema = TSchema, O extends TSchema = TSch
   /** An object schema, or a cyclic one (`$defs` + `$ref`) whose target is an object. */
   readonly input: I;
   readonly output: O;
-  handler(input: Static<I>, ctx: OperationContext): Promise<Static<O>>;
+  /**
+   * Does the work. A handler that needs nothing asynchronous may answer at once (a value, not a
+   * promise): the surfaces then answer in the same turn (`OperationRegistry.call`).
+   */
+  handler(input: Static<I>, ctx: OperationContext): Promise<Static<O>> | Static<O>;
 }
 
 export function defineOperation<I extends TSchema, O extends TSchema, const N extends string>(op: Operation<I, O, N>): Operation<I, O, N> {
@@ -130,6 +134,10 @@ export interface OperationLogger {
 
 const ACCESS_ONLY: readonly TokenKind[] = ['access'];
 
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+}
+
 export class OperationRegistry {
   private readonly operations = new Map<string, Operation>();
   private readonly validators = new InputValidators();
@@ -190,25 +198,52 @@ export class OperationRegistry {
    * failure into a DomainError. An unexpected failure is logged here, once, with its stack.
    */
   async invoke(name: string, input: CallInput, caller: Caller): Promise<unknown> {
+    return this.call(name, input, caller);
+  }
+
+  /**
+   * `invoke`, answering in the same turn when the handler did (a value rather than a promise):
+   * a hot read (`auth.me`, the device list) is answered without a trip through the microtask
+   * queue. Failures are thrown, or rejected when the handler's promise is, as DomainErrors.
+   */
+  call(name: string, input: CallInput, caller: Caller): unknown {
     const op = this.operations.get(name);
     if (!op) throw errors.UNKNOWN_OPERATION({ name });
     const principal = this.authorize(op.access, caller.credential);
-    const journal = op.journal ?? 'audit';
+    const journal: CallRecord['journal'] = op.journal ?? 'audit';
     const observed = (caller.intent === 'change' || journal === 'activity') && this.observers.length > 0;
     const target = observed ? input.text?.params : undefined;
+    const record: Omit<CallRecord, 'ok'> | undefined = observed ? { operation: op.name, journal, principal, caller, ...(target ? { target } : {}) } : undefined;
     let value: unknown;
+    let result: unknown;
     try {
       value = this.validators.validate(op, input);
-      const result = await op.handler(value as never, { principal, ...(caller.credential ? { credential: caller.credential } : {}), clientAddress: caller.clientAddress, requestId: caller.requestId });
-      if (observed) this.notify({ operation: op.name, journal, principal, caller, input: value, ...(target ? { target } : {}), ok: true });
-      return result;
+      result = op.handler(value as never, { principal, ...(caller.credential ? { credential: caller.credential } : {}), clientAddress: caller.clientAddress, requestId: caller.requestId });
     } catch (err) {
-      const failure = err instanceof DomainError ? err : undefined;
-      if (!failure) this.log.error({ err, operation: op.name, requestId: caller.requestId }, 'operation failed unexpectedly');
-      const thrown = failure ?? errors.INTERNAL_ERROR({}, { cause: err, logged: true });
-      if (observed) this.notify({ operation: op.name, journal, principal, caller, ...(value === undefined ? {} : { input: value }), ...(target ? { target } : {}), ok: false, code: thrown.code });
-      throw thrown;
+      throw this.failed(op.name, caller, err, record, value);
     }
+    if (isThenable(result)) {
+      return result.then(
+        (answer) => {
+          if (record) this.notify({ ...record, input: value, ok: true });
+          return answer;
+        },
+        (err: unknown) => {
+          throw this.failed(op.name, caller, err, record, value);
+        },
+      );
+    }
+    if (record) this.notify({ ...record, input: value, ok: true });
+    return result;
+  }
+
+  /** A call's failure as the DomainError to throw: logged when unexpected, and recorded when observed. */
+  private failed(operation: string, caller: Caller, err: unknown, record: Omit<CallRecord, 'ok'> | undefined, value: unknown): DomainError {
+    const failure = err instanceof DomainError ? err : undefined;
+    if (!failure) this.log.error({ err, operation, requestId: caller.requestId }, 'operation failed unexpectedly');
+    const thrown = failure ?? errors.INTERNAL_ERROR({}, { cause: err, logged: true });
+    if (record) this.notify({ ...record, ...(value === undefined ? {} : { input: value }), ok: false, code: thrown.code });
+    return thrown;
   }
 
   /**

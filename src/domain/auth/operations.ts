@@ -86,7 +86,8 @@ export function authOperations(auth: AuthService, accounts: AccountService) {
       access: ANY_ACCOUNT,
       input: Empty,
       output: PrincipalOutput,
-      async handler(_input, ctx) {
+      // Answers at once (no promise): apps call it on every start and poll it.
+      handler(_input, ctx) {
         const { userId, username, role, scope } = principalOf(ctx);
         return { userId, username, role, scope };
       },

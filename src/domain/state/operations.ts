@@ -34,8 +34,8 @@ export function stateOperations(devices: DeviceService, now: () => number) {
         at: Type.Integer({ description: 'When this snapshot was taken (ms since epoch). It holds until a device, its state or its connectivity changes, and is served unchanged until then.' }),
         devices: Type.Record(Type.String(), DeviceStateSchema),
       }),
-      async handler() {
-        // The same frozen value until something changes: the surfaces reuse its JSON.
+      handler() {
+        // The same frozen value until something changes: the surfaces reuse its JSON. At once (no promise).
         return devices.stateSnapshot() as { at: number; devices: Record<string, DeviceStateView> };
       },
     }),

@@ -90,6 +90,27 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, registr
   // The last frozen answer's bytes: one per route, so memory stays bounded.
   let lastSnapshot: { body: object; bytes: Buffer } | undefined;
 
+  /** Sends a shaped answer; returns nothing (the reply is sent). */
+  const send = (shaped: unknown, reply: FastifyReply): undefined => {
+    // A frozen answer is made of shared, unchanging snapshots (the device list, the state
+    // snapshot): their JSON is reused, and an identical answer's bytes are written as they are.
+    // The response schema's serialiser is bypassed, so the domain must freeze only values
+    // whose fields are exactly the schema's (device views and state views are).
+    if (shaped !== null && typeof shaped === 'object' && Object.isFrozen(shaped)) {
+      if (lastSnapshot?.body !== shaped) lastSnapshot = { body: shaped, bytes: snapshotBytes(shaped) };
+      reply.type('application/json; charset=utf-8').send(lastSnapshot.bytes);
+      return undefined;
+    }
+    reply.send(shaped);
+    return undefined;
+  };
+  /** Shapes and sends what the operation answered: at once, unless the binding's shaping is asynchronous. */
+  const answer = (result: unknown, request: FastifyRequest, reply: FastifyReply): undefined | Promise<undefined> => {
+    reply.code(successStatus);
+    const shaped = binding.respond ? binding.respond.shape(result, request, reply) : result;
+    return shaped instanceof Promise ? shaped.then((value: unknown) => send(value, reply)) : send(shaped, reply);
+  };
+
   app.route({
     method,
     url,
@@ -110,7 +131,9 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, registr
         '5xx': errorSchema,
       },
     },
-    handler: async (request, reply) => {
+    // Not an async function: when the operation answers at once, so does the route, in the turn
+    // the request arrived (no promise, no microtask before the write).
+    handler: (request, reply) => {
       let body = request.body;
       // Path and query fields come only from where the route declares them.
       if (inBody && routeOnly.length > 0 && body !== null && typeof body === 'object' && !Array.isArray(body)) {
@@ -119,7 +142,7 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, registr
         for (const key in body as Record<string, unknown>) if (!routeOnly.includes(key)) copy[key] = (body as Record<string, unknown>)[key];
         body = copy;
       }
-      const result = await registry.invoke(
+      const result = registry.call(
         op.name,
         {
           json: inBody ? body : undefined,
@@ -131,17 +154,8 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, registr
         },
         callerOf(request, credential),
       );
-      reply.code(successStatus);
-      const answer = binding.respond ? binding.respond.shape(result, request, reply) : result;
-      // A frozen answer is made of shared, unchanging snapshots (the device list, the state
-      // snapshot): their JSON is reused, and an identical answer's bytes are written as they are.
-      // The response schema's serialiser is bypassed, so the domain must freeze only values
-      // whose fields are exactly the schema's (device views and state views are).
-      if (answer !== null && typeof answer === 'object' && Object.isFrozen(answer)) {
-        if (lastSnapshot?.body !== answer) lastSnapshot = { body: answer, bytes: snapshotBytes(answer) };
-        return reply.type('application/json; charset=utf-8').send(lastSnapshot.bytes);
-      }
-      return answer;
+      if (result instanceof Promise) return result.then((value) => answer(value, request, reply));
+      return answer(result, request, reply);
     },
   });
 }
