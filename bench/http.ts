@@ -15,11 +15,11 @@ const FASTIFY = 'fastify reference';
 export const HTTP_TARGETS = {
   connections: 50,
   listDevices: 200,
-  authMe: [
-    { figure: 'req/s', subject: SERVICE, reference: NODE, bound: 'atLeast', limit: 0.7 },
-    { figure: 'req/s', subject: SERVICE, reference: FASTIFY, bound: 'atLeast', limit: 0.85 },
-  ],
-  devicesList: [{ figure: 'req/s', subject: SERVICE, reference: NODE, bound: 'atLeast', limit: 0.6 }],
+  // Issue 26: 0.7 of Fastify with the service's logging, in place of issue 9's two targets
+  // (0.7 of bare node and 0.85 of Fastify); bare node is still measured and shown beside it.
+  authMe: [{ figure: 'req/s', subject: SERVICE, reference: FASTIFY, bound: 'atLeast', limit: 0.7 }],
+  // Issue 26: 0.8 of bare node serving the same bytes (issue 9 had 0.6).
+  devicesList: [{ figure: 'req/s', subject: SERVICE, reference: NODE, bound: 'atLeast', limit: 0.8 }],
 } as const satisfies Record<string, unknown>;
 
 interface HttpCase {

@@ -10,10 +10,14 @@ import { measureWindow, otherNote, undisturbed, type Participant, type WindowFig
 const SERVICE = 'service';
 const REFERENCE = 'socket.io reference';
 
-/** Issue 9's hub:command targets. */
+/**
+ * Issue 9's hub:command targets, with issue 26's decision: the service answers with `hub:response`
+ * and the acknowledgement both (the spec's answer is `hub:response`; clients written from it
+ * listen for that), and so does the reference; 0.9 of it at 100 in flight.
+ */
 export const HUB_COMMAND_TARGETS = {
   single: { figure: 'p99 ms at 1 in flight', subject: SERVICE, bound: 'below', limit: 1, unit: 'ms' },
-  loaded: { figure: 'commands/s at 100 in flight', subject: SERVICE, reference: REFERENCE, bound: 'atLeast', limit: 0.8 },
+  loaded: { figure: 'commands/s at 100 in flight', subject: SERVICE, reference: REFERENCE, bound: 'atLeast', limit: 0.9 },
   inflight: 100,
 } as const;
 
@@ -66,14 +70,15 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
     if (answer.ok !== true) throw new Error(`hub:command ${h.command} answered ${JSON.stringify(answer).slice(0, 500)}`);
     const answerJson = JSON.stringify(answer);
 
-    // The same client code against a bare Socket.IO server answering the same payload.
-    // BENCH_HUB_REFERENCE_RESPONSE=1 (investigation only): the reference also emits hub:response.
-    const referenceEmitsResponse = process.env.BENCH_HUB_REFERENCE_RESPONSE === '1';
+    // The same client code against a bare Socket.IO server answering the same payload, as the
+    // spec requires: `hub:response` and the acknowledgement. BENCH_HUB_REFERENCE_ACK_ONLY=1
+    // (investigation only, not the target condition) makes it answer with the acknowledgement alone.
+    const referenceEmitsResponse = process.env.BENCH_HUB_REFERENCE_ACK_ONLY !== '1';
     reference = await startBaseline({}, { nodeArgs, script: 'bench/reference-socketio-server.ts', env: { REFERENCE_ANSWER: answerJson, REFERENCE_EMIT_RESPONSE: referenceEmitsResponse ? '1' : '0' } });
     const referenceClient = await startAgent('hub-commands reference', 'hub-commands');
     clients.push(referenceClient);
     await referenceClient.call('connect', { baseUrl: reference.baseUrl, token: 'unused', count: h.sockets });
-    ctx.progress(`  ${REFERENCE} pid ${reference.pid} at ${reference.baseUrl}; answer ${format.int(Buffer.byteLength(answerJson))} bytes${referenceEmitsResponse ? '; it also emits hub:response (BENCH_HUB_REFERENCE_RESPONSE=1: not the target condition)' : ''}`);
+    ctx.progress(`  ${REFERENCE} pid ${reference.pid} at ${reference.baseUrl}; answer ${format.int(Buffer.byteLength(answerJson))} bytes${referenceEmitsResponse ? '; it emits hub:response and the acknowledgement, as the service does' : '; acknowledgement only (BENCH_HUB_REFERENCE_ACK_ONLY=1: not the target condition)'}`);
 
     const sides: Record<string, { client: AgentHandle; participants: Participant[] }> = {
       [SERVICE]: { client: serviceClient, participants: [{ label: 'server', pid: service.pid }, { label: 'client', pid: serviceClient.pid }, { label: 'driver', pid: driver.pid }] },
@@ -98,7 +103,7 @@ async function run(ctx: BenchmarkContext): Promise<BenchmarkOutcome> {
     ];
     const offTarget = [
       ...(h.inflight !== HUB_COMMAND_TARGETS.inflight ? [`run at ${h.inflight} in flight, not ${HUB_COMMAND_TARGETS.inflight}`] : []),
-      ...(referenceEmitsResponse ? ['the reference also emitted hub:response'] : []),
+      ...(referenceEmitsResponse ? [] : ['the reference answered with the acknowledgement alone (BENCH_HUB_REFERENCE_ACK_ONLY=1)']),
     ];
     if (offTarget.length > 0) {
       const loadedTarget = targets[1]!;

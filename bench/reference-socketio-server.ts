@@ -3,8 +3,9 @@
  * every acknowledged `hub:command` on `/socket/hub-protocol` with the answer the service gave to
  * the same command (REFERENCE_ANSWER, JSON, fetched once before the load), with the request's
  * `requestId`. Default options and parser, no authentication, no domain: what one acknowledged
- * event costs Socket.IO itself on this machine. With REFERENCE_EMIT_RESPONSE=1 (investigation
- * only) it also emits the answer as `hub:response` first, as the service does per CONTRACT.md.
+ * event costs Socket.IO itself on this machine. With REFERENCE_EMIT_RESPONSE=1 (the target
+ * condition since issue 26) it also emits the answer as `hub:response` first, as the spec
+ * requires and the service does.
  *
  * Started like bench/baseline-server.ts (PORT, HOST); GET /__ready answers 200 once it listens.
  */

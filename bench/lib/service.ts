@@ -80,7 +80,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const port = await freePort();
   const baseUrl = `http://${LOOPBACK}:${port}`;
 
-  const child = spawnService({ port, dataDir, logPath, logLevel, nodeArgs: options.nodeArgs, env: options.env, root: options.root });
+  // BENCH_SERVICE_ROOT: another build of the service (an earlier commit extracted and built
+  // elsewhere), to measure or profile it with this checkout's benchmarks.
+  const root = options.root ?? process.env.BENCH_SERVICE_ROOT;
+  const child = spawnService({ port, dataDir, logPath, logLevel, nodeArgs: options.nodeArgs, env: options.env, ...(root ? { root } : {}) });
 
   const stop = stopOnce(() => handle, child, tmp);
 
