@@ -213,37 +213,54 @@ export class OperationRegistry {
     const journal: CallRecord['journal'] = op.journal ?? 'audit';
     const observed = (caller.intent === 'change' || journal === 'activity') && this.observers.length > 0;
     const target = observed ? input.text?.params : undefined;
-    const record: Omit<CallRecord, 'ok'> | undefined = observed ? { operation: op.name, journal, principal, caller, ...(target ? { target } : {}) } : undefined;
+    // What an observer is told of the call, made only when there is one to tell.
+    const record = (ok: boolean, value: unknown, code?: string): CallRecord => ({
+      operation: op.name,
+      journal,
+      principal,
+      caller,
+      ...(value === undefined ? {} : { input: value }),
+      ...(target ? { target } : {}),
+      ok,
+      ...(code === undefined ? {} : { code }),
+    });
     let value: unknown;
     let result: unknown;
     try {
       value = this.validators.validate(op, input);
       result = op.handler(value as never, { principal, ...(caller.credential ? { credential: caller.credential } : {}), clientAddress: caller.clientAddress, requestId: caller.requestId });
     } catch (err) {
-      throw this.failed(op.name, caller, err, record, value);
+      const thrown = this.failed(op.name, caller, err);
+      if (observed) this.notify(record(false, value, thrown.code));
+      throw thrown;
     }
     if (isThenable(result)) {
+      if (!observed) {
+        return result.then(undefined, (err: unknown) => {
+          throw this.failed(op.name, caller, err);
+        });
+      }
       return result.then(
         (answer) => {
-          if (record) this.notify({ ...record, input: value, ok: true });
+          this.notify(record(true, value));
           return answer;
         },
         (err: unknown) => {
-          throw this.failed(op.name, caller, err, record, value);
+          const thrown = this.failed(op.name, caller, err);
+          this.notify(record(false, value, thrown.code));
+          throw thrown;
         },
       );
     }
-    if (record) this.notify({ ...record, input: value, ok: true });
+    if (observed) this.notify(record(true, value));
     return result;
   }
 
-  /** A call's failure as the DomainError to throw: logged when unexpected, and recorded when observed. */
-  private failed(operation: string, caller: Caller, err: unknown, record: Omit<CallRecord, 'ok'> | undefined, value: unknown): DomainError {
-    const failure = err instanceof DomainError ? err : undefined;
-    if (!failure) this.log.error({ err, operation, requestId: caller.requestId }, 'operation failed unexpectedly');
-    const thrown = failure ?? errors.INTERNAL_ERROR({}, { cause: err, logged: true });
-    if (record) this.notify({ ...record, ...(value === undefined ? {} : { input: value }), ok: false, code: thrown.code });
-    return thrown;
+  /** A call's failure as the DomainError to throw, logged when it was unexpected. */
+  private failed(operation: string, caller: Caller, err: unknown): DomainError {
+    if (err instanceof DomainError) return err;
+    this.log.error({ err, operation, requestId: caller.requestId }, 'operation failed unexpectedly');
+    return errors.INTERNAL_ERROR({}, { cause: err, logged: true });
   }
 
   /**
