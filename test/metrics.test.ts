@@ -56,7 +56,14 @@ describe('GET /metrics', () => {
     }, 5000, 'state updates counted');
     expect(sample(text, 'hcs_http_requests_total', 'route="/v1/os/devices/:id/command",method="POST",status="200"')).toBe(1);
     expect(sample(text, 'hcs_http_requests_total', 'route="/v1/os/devices/:id/command",method="POST",status="504"')).toBe(1);
-    expect(sample(text, 'hcs_http_request_duration_seconds_count', 'route="/v1/os/devices",method="GET"')).toBeGreaterThanOrEqual(2);
+    const listed = sample(text, 'hcs_http_request_duration_seconds_count', 'route="/v1/os/devices",method="GET"')!;
+    expect(listed).toBeGreaterThanOrEqual(2);
+    // Cumulative buckets, the last one (+Inf) equal to the count; the 504 waited 150 ms, so it sits above the 0.1 s bound.
+    expect(sample(text, 'hcs_http_request_duration_seconds_bucket', 'route="/v1/os/devices",method="GET",le="+Inf"')).toBe(listed);
+    expect(sample(text, 'hcs_http_request_duration_seconds_bucket', 'route="/v1/os/devices",method="GET",le="10"')).toBe(listed);
+    expect(sample(text, 'hcs_http_request_duration_seconds_bucket', 'route="/v1/os/devices/:id/command",method="POST",le="0.1"')).toBeLessThan(2);
+    expect(sample(text, 'hcs_http_request_duration_seconds_count', 'route="/v1/os/devices/:id/command",method="POST"')).toBe(2);
+    expect(sample(text, 'hcs_http_request_duration_seconds_sum', 'route="/v1/os/devices/:id/command",method="POST"')).toBeGreaterThan(0.1);
     expect(sample(text, 'hcs_command_duration_seconds_count', 'ok="true"')).toBe(1);
     expect(sample(text, 'hcs_command_timeouts_total')).toBe(1);
     expect(sample(text, 'hcs_drivers_connected', 'transport="websocket"')).toBe(1);

@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Hub } from '../../hub.js';
 import { callerOf, requestCredential } from './credentials.js';
 import { ErrorBody } from './errors.js';
+import { RouteTraffic } from './route-traffic.js';
 import { httpErrors } from './failures.js';
 
 const metricsCredential = requestCredential({ admits: ['metrics'] });
@@ -20,14 +21,8 @@ export const metricsRoute: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub 
   if (access === 'off') return;
   const register = new Registry();
   collectDefaultMetrics({ register, prefix: 'hcs_' });
-  const requests = new Counter({ name: 'hcs_http_requests_total', help: 'HTTP requests by route pattern, method and status.', labelNames: ['route', 'method', 'status'], registers: [register] });
-  const latency = new Histogram({
-    name: 'hcs_http_request_duration_seconds',
-    help: 'HTTP request latency by route pattern and method.',
-    labelNames: ['route', 'method'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers: [register],
-  });
+  const traffic = new RouteTraffic([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]);
+  traffic.registerWith(register, { requests: 'hcs_http_requests_total', latency: 'hcs_http_request_duration_seconds' });
   const commands = new Histogram({ name: 'hcs_command_duration_seconds', help: 'Device commands answered by their driver, by outcome.', labelNames: ['ok'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [register] });
   const timeouts = new Counter({ name: 'hcs_command_timeouts_total', help: 'Device commands whose driver did not answer in time.', registers: [register] });
   const stateUpdates = new Counter({ name: 'hcs_state_updates_total', help: 'Device state changes absorbed (rate() gives per second).', registers: [register] });
@@ -77,9 +72,7 @@ export const metricsRoute: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub 
   app.addHook('onClose', async () => hub.events.removeOwner(owner));
   // A callback hook, not an async one: no promise per request.
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    traffic.record(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 
