@@ -74,6 +74,19 @@ describe('activity log, through the running hub', () => {
     expect(actions).toContain('users.create');
     expect(actions).toContain('access.set');
     expect(actions).not.toContain('devices.command');
+
+    // Concurrent writers: 40 different commands and 30 identical ones at once, from both accounts.
+    const distinct = Array.from({ length: 40 }, (_, i) =>
+      server!.request('POST', `/app/os/devices/${lampId}/command`, { token: admin, body: { command: 'turn_on', params: { transition: 100 + i } } }),
+    );
+    const same = Array.from({ length: 30 }, () => server!.request('POST', `/app/devices/${lampId}/command`, { token: anna, body: { command: 'turn_on' } }));
+    expect((await Promise.all([...distinct, ...same])).map((r) => r.status)).toEqual(Array(70).fill(200));
+    const after = (await (await server.request('GET', `/app/os/activity?subject=${lampId}&limit=500`, { token: admin })).json()) as { entries: Array<Entry & { count?: number }> };
+    const burst = after.entries.slice(0, after.entries.length - 3);
+    // Every call is there once: each distinct one as an entry, the identical ones counted (in one entry, or a few if a write fell between them).
+    const transitions = burst.filter((e) => e.actor === 'admin').map((e) => (e.input as { params: { transition: number } }).params.transition);
+    expect(transitions.sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => 100 + i));
+    expect(burst.filter((e) => e.actor === 'anna').reduce((sum, e) => sum + (e.count ?? 1), 0)).toBe(30);
     driver.close();
   });
 });

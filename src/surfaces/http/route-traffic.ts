@@ -1,12 +1,18 @@
 import type { Registry } from 'prom-client';
 
 /** What prom-client's registry asks of a metric: its name, help, type and current values. */
+interface ExposedValue {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName?: string;
+}
+
 interface ExposedMetric {
   name: string;
   help: string;
   type: 'counter' | 'histogram';
   aggregator: 'sum';
-  get(): Promise<{ name: string; help: string; type: string; aggregator: 'sum'; values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> }>;
+  get(): Promise<{ name: string; help: string; type: string; aggregator: 'sum'; values: ExposedValue[] }>;
 }
 
 interface RouteFigures {
@@ -47,39 +53,35 @@ export class RouteTraffic {
     const each = (fn: (route: string, method: string, figures: RouteFigures) => void) => {
       for (const [route, byMethod] of this.routes) for (const [method, figures] of byMethod) fn(route, method, figures);
     };
-    const requests: ExposedMetric = {
-      name: names.requests,
-      help: 'HTTP requests by route pattern, method and status.',
-      type: 'counter',
+    const exposed = (name: string, help: string, type: ExposedMetric['type'], values: () => ExposedValue[]): ExposedMetric => ({
+      name,
+      help,
+      type,
       aggregator: 'sum',
-      get: async () => {
-        const values: Array<{ labels: Record<string, string>; value: number }> = [];
-        each((route, method, figures) => {
-          for (const [status, count] of figures.byStatus) values.push({ labels: { route, method, status: String(status) }, value: count });
+      get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
+    });
+    const requests = exposed(names.requests, 'HTTP requests by route pattern, method and status.', 'counter', () => {
+      const values: ExposedValue[] = [];
+      each((route, method, figures) => {
+        for (const [status, count] of figures.byStatus) values.push({ labels: { route, method, status: String(status) }, value: count });
+      });
+      return values;
+    });
+    const latency = exposed(names.latency, 'HTTP request latency by route pattern and method.', 'histogram', () => {
+      const values: ExposedValue[] = [];
+      const bucket = `${names.latency}_bucket`;
+      each((route, method, figures) => {
+        let cumulative = 0;
+        this.bounds.forEach((le, i) => {
+          cumulative += figures.buckets[i]!;
+          values.push({ labels: { route, method, le }, value: cumulative, metricName: bucket });
         });
-        return { name: requests.name, help: requests.help, type: requests.type, aggregator: 'sum', values };
-      },
-    };
-    const latency: ExposedMetric = {
-      name: names.latency,
-      help: 'HTTP request latency by route pattern and method.',
-      type: 'histogram',
-      aggregator: 'sum',
-      get: async () => {
-        const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
-        each((route, method, figures) => {
-          let cumulative = 0;
-          this.bounds.forEach((le, i) => {
-            cumulative += figures.buckets[i]!;
-            values.push({ labels: { route, method, le }, value: cumulative, metricName: `${latency.name}_bucket` });
-          });
-          values.push({ labels: { route, method, le: '+Inf' }, value: figures.count, metricName: `${latency.name}_bucket` });
-          values.push({ labels: { route, method }, value: figures.sum, metricName: `${latency.name}_sum` });
-          values.push({ labels: { route, method }, value: figures.count, metricName: `${latency.name}_count` });
-        });
-        return { name: latency.name, help: latency.help, type: latency.type, aggregator: 'sum', values };
-      },
-    };
+        values.push({ labels: { route, method, le: '+Inf' }, value: figures.count, metricName: bucket });
+        values.push({ labels: { route, method }, value: figures.sum, metricName: `${names.latency}_sum` });
+        values.push({ labels: { route, method }, value: figures.count, metricName: `${names.latency}_count` });
+      });
+      return values;
+    });
     register.registerMetric(requests as never);
     register.registerMetric(latency as never);
   }
