@@ -140,3 +140,17 @@ export const LOG_PAGE = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
   before: Type.Optional(Type.Integer({ minimum: 1, description: 'Entries older than this id (the last id of the previous page).' })),
 };
+
+const SECRET = /pass(word)?|secret|token|key$|code$/i;
+const MAX_TEXT = 200;
+
+/** An input as it may be kept: secrets masked, long text and big uploads cut to a note of their size. */
+export function maskInput(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > MAX_TEXT ? `[${value.length} characters]` : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 3) return '[…]';
+  if (Array.isArray(value)) return value.length > 20 ? `[${value.length} items]` : value.map((v) => maskInput(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET.test(k) && v !== undefined && v !== null ? '********' : maskInput(v, depth + 1);
+  return out;
+}

@@ -107,6 +107,9 @@ export interface CallRecord {
   code?: string;
 }
 
+/** What a call is, before its outcome: the part of a CallRecord known when it starts. */
+type CallAbout = Pick<CallRecord, 'operation' | 'journal' | 'principal' | 'caller' | 'target'>;
+
 /** Resolves a token to its principal; the auth service implements it. */
 export interface Authenticator {
   authenticate(token: string, kinds: readonly TokenKind[]): Principal | undefined;
@@ -211,19 +214,9 @@ export class OperationRegistry {
     if (!op) throw errors.UNKNOWN_OPERATION({ name });
     const principal = this.authorize(op.access, caller.credential);
     const journal: CallRecord['journal'] = op.journal ?? 'audit';
-    const observed = (caller.intent === 'change' || journal === 'activity') && this.observers.length > 0;
-    const target = observed ? input.text?.params : undefined;
-    // What an observer is told of the call, made only when there is one to tell.
-    const record = (ok: boolean, value: unknown, code?: string): CallRecord => ({
-      operation: op.name,
-      journal,
-      principal,
-      caller,
-      ...(value === undefined ? {} : { input: value }),
-      ...(target ? { target } : {}),
-      ok,
-      ...(code === undefined ? {} : { code }),
-    });
+    // What observers are told of the call, when there are any and the call is theirs.
+    const about: CallAbout | undefined =
+      (caller.intent === 'change' || journal === 'activity') && this.observers.length > 0 ? { operation: op.name, journal, principal, caller, target: input.text?.params } : undefined;
     let value: unknown;
     let result: unknown;
     try {
@@ -231,29 +224,34 @@ export class OperationRegistry {
       result = op.handler(value as never, { principal, ...(caller.credential ? { credential: caller.credential } : {}), clientAddress: caller.clientAddress, requestId: caller.requestId });
     } catch (err) {
       const thrown = this.failed(op.name, caller, err);
-      if (observed) this.notify(record(false, value, thrown.code));
+      if (about) this.tell(about, false, value, thrown.code);
       throw thrown;
     }
     if (isThenable(result)) {
-      if (!observed) {
+      if (!about) {
         return result.then(undefined, (err: unknown) => {
           throw this.failed(op.name, caller, err);
         });
       }
       return result.then(
         (answer) => {
-          this.notify(record(true, value));
+          this.tell(about, true, value);
           return answer;
         },
         (err: unknown) => {
           const thrown = this.failed(op.name, caller, err);
-          this.notify(record(false, value, thrown.code));
+          this.tell(about, false, value, thrown.code);
           throw thrown;
         },
       );
     }
-    if (observed) this.notify(record(true, value));
+    if (about) this.tell(about, true, value);
     return result;
+  }
+
+  private tell(about: CallAbout, ok: boolean, value: unknown, code?: string): void {
+    const { target, ...call } = about;
+    this.notify({ ...call, ...(value === undefined ? {} : { input: value }), ...(target ? { target } : {}), ok, ...(code === undefined ? {} : { code }) });
   }
 
   /** A call's failure as the DomainError to throw, logged when it was unexpected. */

@@ -1,5 +1,4 @@
-import { maskInput } from '../audit/audit-trail.js';
-import { BatchedLog, type BatchStore, type BatchedLogWarnings } from '../../platform/batched-log.js';
+import { BatchedLog, maskInput, type BatchStore, type BatchedLogWarnings } from '../../platform/batched-log.js';
 import type { Clock, Timers } from '../../platform/clock.js';
 import type { CallRecord } from '../../platform/operations.js';
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
-import { BatchedLog, type BatchStore, type BatchedLogWarnings } from '../../platform/batched-log.js';
+import { BatchedLog, maskInput, type BatchStore, type BatchedLogWarnings } from '../../platform/batched-log.js';
 import type { CallRecord } from '../../platform/operations.js';
 
 export interface AuditEntry {
@@ -34,21 +34,9 @@ export interface AuditRepository extends BatchStore<Omit<AuditEntry, 'id'>> {
 
 export type AuditLog = BatchedLogWarnings;
 
-const SECRET = /pass(word)?|secret|token|key$|code$/i;
-const MAX_TEXT = 200;
 /** Kept: the newest 20,000 entries, written at the end of each turn, at most 500 a transaction, at most 10,000 waiting. */
 const AUDIT_LOG_OPTIONS = { what: 'audit entries', keep: 20_000, pruneEvery: 200, maxBatch: 500, maxQueued: 10_000, wait: 'turn' } as const;
 
-/** An input as it may be kept: secrets masked, long text and big uploads cut to a note of their size. */
-export function maskInput(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.length > MAX_TEXT ? `[${value.length} characters]` : value;
-  if (value === null || typeof value !== 'object') return value;
-  if (depth > 3) return '[…]';
-  if (Array.isArray(value)) return value.length > 20 ? `[${value.length} items]` : value.map((v) => maskInput(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET.test(k) && v !== undefined && v !== null ? '********' : maskInput(v, depth + 1);
-  return out;
-}
 
 /**
  * What administrators changed, and who tried to sign in and failed: every call a surface marked
