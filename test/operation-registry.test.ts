@@ -145,7 +145,7 @@ describe('OperationRegistry.invoke', () => {
 });
 
 describe('answering in the same turn (OperationRegistry.call)', () => {
-  it('returns a handler’s immediate answer as a value, throws its failures at once, and records both', () => {
+  it('returns a handler’s immediate answer as a value, throws its failures at once, and records both after answering', async () => {
     const ops = new OperationRegistry({ authenticate: (token) => (token === 'admin' ? principals.admin : undefined) }, { error: () => undefined });
     ops.register(
       defineOperation({
@@ -170,7 +170,10 @@ describe('answering in the same turn (OperationRegistry.call)', () => {
     // Validation and access fail at once too.
     expect(() => ops.call('test.now', { json: {} }, caller)).toThrow(/id/);
     expect(() => ops.call('test.now', { json: { id: 'a' } }, { ...caller, credential: { token: 'x' } })).toThrow(DomainError);
-    // An activity operation is recorded without a change intent; a refused credential is not recorded.
+    // A use of the home is recorded once its answer is out (after the round), without a change
+    // intent; a refused credential is not recorded.
+    expect(records).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(records).toEqual([
       { ok: true, journal: 'activity' },
       { ok: false, code: 'NOPE', journal: 'activity' },

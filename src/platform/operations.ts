@@ -1,4 +1,5 @@
 import type { Static, TSchema } from 'typebox';
+import { afterAnswer } from './after-answer.js';
 import { DomainError, errors } from './errors.js';
 import { InputValidators, type CallInput } from './input-validation.js';
 
@@ -249,7 +250,17 @@ export class OperationRegistry {
     return result;
   }
 
+  /**
+   * Tells the observers of a call. A use of the home (`journal: 'activity'`) is recorded after
+   * its answer is sent: at one connection the recording would otherwise sit between the driver's
+   * answer and the reply. Administration is told at once, in the turn its change was made.
+   */
   private tell(about: CallAbout, ok: boolean, value: unknown, code?: string): void {
+    if (about.journal === 'activity') afterAnswer(() => this.tellNow(about, ok, value, code));
+    else this.tellNow(about, ok, value, code);
+  }
+
+  private tellNow(about: CallAbout, ok: boolean, value: unknown, code?: string): void {
     const { target, ...call } = about;
     this.notify({ ...call, ...(value === undefined ? {} : { input: value }), ...(target ? { target } : {}), ok, ...(code === undefined ? {} : { code }) });
   }

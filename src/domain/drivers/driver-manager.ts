@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Compile } from 'typebox/compile';
+import { afterAnswer } from '../../platform/after-answer.js';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { DomainError, FailureInfo } from '../../platform/errors.js';
 import type { DeviceRegistry } from '../devices/device-registry.js';
@@ -384,8 +385,10 @@ export class DriverManager {
           return;
         }
         this.settle(event.actionId);
-        const durationMs = this.clock.now() - action.startedAt;
-        this.events.emit('device.command_executed', { deviceId: action.deviceId, command: action.command, ok: event.ok, durationMs, at: this.clock.now() });
+        const at = this.clock.now();
+        const durationMs = at - action.startedAt;
+        // Metrics and streams hear of it once the caller's answer is on its way.
+        afterAnswer(() => this.events.emit('device.command_executed', { deviceId: action.deviceId, command: action.command, ok: event.ok, durationMs, at }));
         if (event.ok) action.resolve(event.result);
         else {
           action.reject(
