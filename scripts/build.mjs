@@ -16,11 +16,12 @@
 // modules copied to the same place under dist/ (such as the Lua driver host, which runs as its
 // own process) are found as before.
 import * as esbuild from 'esbuild';
+import { buildClient } from './build-client.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** ES-module-only packages, bundled: they cost the most to load as separate files. */
-const BUNDLED_PACKAGES = ['typebox', 'kysely'];
+/** ES-module-only packages, bundled: they cost the most to load as separate files (and @mdi/js, 7,000 icons, is cut down to the few the web UI draws). */
+const BUNDLED_PACKAGES = ['typebox', 'kysely', '@mdi/js'];
 
 const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
@@ -73,10 +74,22 @@ try {
     // Stack traces name dist/main.js; `node --enable-source-maps dist/main.js` maps them to src/.
     sourcemap: 'linked',
     plugins: [packagesFromNodeModules, moduleUrlAsBefore],
+    // The ES module build of a bundled package first: only then can esbuild leave out what is
+    // not imported (@mdi/js's CommonJS build would bring all its icons).
+    mainFields: ['module', 'main'],
     logLevel: 'warning',
     // Written below, once the whole build has succeeded: a failed build leaves dist/ as it was.
     write: false,
   });
+} catch {
+  process.exit(1); // esbuild has printed the errors
+}
+
+// The web UI's client files are built first, so that a failure there also leaves dist/ as it was.
+const publicDir = path.join(root, '.build-public');
+fs.rmSync(publicDir, { recursive: true, force: true });
+try {
+  await buildClient(root, publicDir);
 } catch {
   process.exit(1); // esbuild has printed the errors
 }
@@ -94,3 +107,4 @@ for (const relative of fs.readdirSync(src, { recursive: true, encoding: 'utf8' }
   fs.mkdirSync(path.dirname(target), { recursive: true });
   fs.copyFileSync(source, target);
 }
+fs.renameSync(publicDir, path.join(dist, 'public'));

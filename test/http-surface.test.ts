@@ -74,6 +74,7 @@ describe('errors per CONTRACT', () => {
       passwordHash: await hashPassword('guest-password'),
       role: 'user',
       disabled: false,
+      mustChangePassword: false,
       createdAt: 0,
       updatedAt: 0,
     });

@@ -71,13 +71,15 @@ describe.each(ENGINES)('storage on %s', (engine) => {
     const tokens = new KyselyTokenRepository(storage.db);
     const invites = new KyselyInviteRepository(storage.db);
     const big = 1_900_000_000_000;
-    await users.insert({ id: 'u1', username: 'Alice', passwordHash: 'h', role: 'admin', disabled: false, createdAt: big, updatedAt: big });
-    await users.insert({ id: 'u2', username: 'bob', passwordHash: 'h', role: 'user', disabled: true, createdAt: big, updatedAt: big });
+    await users.insert({ id: 'u1', username: 'Alice', passwordHash: 'h', role: 'admin', disabled: false, mustChangePassword: true, createdAt: big, updatedAt: big });
+    await users.insert({ id: 'u2', username: 'bob', passwordHash: 'h', role: 'user', disabled: true, mustChangePassword: false, createdAt: big, updatedAt: big });
     expect((await users.findByUsername('alice'))?.id).toBe('u1');
     expect((await users.findById('u1'))?.createdAt).toBe(big);
+    expect((await users.findById('u1'))?.mustChangePassword).toBe(true);
     expect(await users.countEnabledAdmins()).toBe(1);
     expect((await users.list()).map((u) => u.username)).toEqual(['Alice', 'bob']);
-    await users.update({ id: 'u2', username: 'bob', passwordHash: 'h2', role: 'admin', disabled: false, createdAt: big, updatedAt: big + 1 });
+    await users.update({ id: 'u2', username: 'bob', passwordHash: 'h2', role: 'admin', disabled: false, mustChangePassword: true, createdAt: big, updatedAt: big + 1 });
+    expect((await users.findById('u2'))?.mustChangePassword).toBe(true);
     expect(await users.countEnabledAdmins()).toBe(2);
 
     await tokens.insert({ tokenHash: 't1', userId: 'u1', kind: 'access', scope: 'admin', createdAt: big, expiresAt: big + 1000 });

@@ -14,7 +14,7 @@ export interface DomainEvents {
   'auth.logged_out': { userId: string; username: string; at: number };
   /** Accounts: other modules that keep per-user records (access grants, player assignments) let go on `user.removed`. */
   'user.created': { userId: string; username: string; role: 'admin' | 'user'; at: number };
-  'user.updated': { userId: string; username: string; role: 'admin' | 'user'; disabled: boolean; at: number };
+  'user.updated': { userId: string; username: string; role: 'admin' | 'user'; disabled: boolean; mustChangePassword: boolean; at: number };
   'user.removed': { userId: string; username: string; at: number };
   'device.discovered': { device: LogicalDevice; at: number };
   'device.updated': { device: LogicalDevice; at: number };

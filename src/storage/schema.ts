@@ -12,6 +12,8 @@ export interface UsersTable {
   role: string;
   /** 0 or 1. */
   disabled: Generated<number>;
+  /** 0 or 1: the hub generated its password, and the person is to choose one. */
+  must_change_password: Generated<number>;
   created_at: number;
   updated_at: number;
 }

@@ -11,7 +11,10 @@ export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-outp
  * playwright-core drives it. Every wait a test makes is bounded by the page's default timeout.
  */
 export async function launchBrowser(): Promise<Browser> {
-  return playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true, timeout: 30_000 });
+  // Not --single-process (the package's default, made for AWS Lambda): in one process a service
+  // worker (the web UI registers one) brings the whole browser down when a second context opens.
+  const args = chromium.args.filter((arg) => arg !== '--single-process');
+  return playwright.launch({ executablePath: await chromium.executablePath(), args, headless: true, timeout: 30_000 });
 }
 
 export async function newPage(browser: Browser, viewport: { width: number; height: number } = { width: 1280, height: 900 }): Promise<Page> {

@@ -34,6 +34,9 @@ export interface Registration {
  * one enabled admin: the last one can be neither demoted, disabled nor removed.
  */
 export class AccountService {
+  /** Accounts to ask for a password of their own at sign-in (`auth.me` answers it at once, from here). */
+  private readonly passwordPrompts = new Set<string>();
+
   constructor(
     private readonly users: UserRepository,
     private readonly sessions: AuthService,
@@ -45,7 +48,45 @@ export class AccountService {
     private readonly registration: RegistrationMode,
     /** Counts `open` registrations per client address (a LoginLimiter of its own, every attempt a "failure"). */
     private readonly registrations: LoginLimiter,
-  ) {}
+  ) {
+    // Any instance's change (a password chosen, an admin reset) is told as user.updated.
+    events.on(this, 'user.updated', (e) => {
+      if (e.mustChangePassword) this.passwordPrompts.add(e.userId);
+      else this.passwordPrompts.delete(e.userId);
+    });
+  }
+
+  /** Reads which accounts still have a password the hub generated (at start). */
+  async loadPasswordPrompts(): Promise<void> {
+    this.passwordPrompts.clear();
+    for (const user of await this.users.list()) if (user.mustChangePassword) this.passwordPrompts.add(user.id);
+  }
+
+  /** Whether the account is to choose its own password: its password is the one the hub generated. */
+  mustChangePassword(userId: string): boolean {
+    return this.passwordPrompts.has(userId);
+  }
+
+  /**
+   * A person changes their own password, proving the current one (failures count against the
+   * login limiter, as sign-ins do). Every session of the account ends, as with any password
+   * change, and a new one is issued to the caller, who stays signed in.
+   */
+  async changeOwnPassword(userId: string, change: { currentPassword: string; newPassword: string }, clientAddress: string): Promise<IssuedToken> {
+    const user = await this.existing(userId);
+    this.limiter.assertAllowed(clientAddress, user.username);
+    if (!(await verifyPassword(change.currentPassword, user.passwordHash))) {
+      this.limiter.recordFailure(clientAddress, user.username);
+      throw authErrors.CURRENT_PASSWORD_WRONG({}, { details: [{ field: 'currentPassword', message: 'is not the current password' }] });
+    }
+    if (change.newPassword === change.currentPassword) {
+      throw authErrors.PASSWORD_UNCHANGED({}, { details: [{ field: 'newPassword', message: 'is the current password' }] });
+    }
+    const passwordHash = await hashPassword(change.newPassword);
+    const saved = await this.writes.run(async () => this.save({ ...(await this.existing(userId)), passwordHash, mustChangePassword: false }));
+    this.limiter.recordSuccess(clientAddress, user.username);
+    return this.sessions.signIn(saved, clientAddress);
+  }
 
   async list(): Promise<UserView[]> {
     return (await this.users.list()).map(viewOf);
@@ -134,14 +175,15 @@ export class AccountService {
       const existing = await this.users.findByUsername(username);
       if (existing) {
         let next = existing;
-        if (password !== undefined && !(await verifyPassword(password, existing.passwordHash))) next = { ...next, passwordHash: await hashPassword(password) };
+        // A configured password is the admin's own choice: nothing left to ask.
+        if (password !== undefined && !(await verifyPassword(password, existing.passwordHash))) next = { ...next, passwordHash: await hashPassword(password), mustChangePassword: false };
         if ((await this.users.countEnabledAdmins()) === 0) next = { ...next, role: 'admin', disabled: false };
         if (next !== existing) await this.save(next);
         return { created: false };
       }
       if (password === undefined && (await this.users.countEnabledAdmins()) > 0) return { created: false };
       const generated = password === undefined ? generatePassword() : undefined;
-      await this.insert(username, await hashPassword(password ?? generated!), 'admin');
+      await this.insert(username, await hashPassword(password ?? generated!), 'admin', generated !== undefined);
       return generated ? { created: true, generatedPassword: generated } : { created: true };
     });
   }
@@ -153,10 +195,11 @@ export class AccountService {
   }
 
   /** Names are unique whatever their case: `Anna` and `anna` would be one person to a household. */
-  private async insert(username: string, passwordHash: string, role: Role): Promise<User> {
+  private async insert(username: string, passwordHash: string, role: Role, mustChangePassword = false): Promise<User> {
     if (await this.users.findByUsername(username)) throw authErrors.USERNAME_TAKEN({ username }, { details: { username } });
     const now = this.clock.now();
-    const user: User = { id: randomUUID(), username, passwordHash, role, disabled: false, createdAt: now, updatedAt: now };
+    const user: User = { id: randomUUID(), username, passwordHash, role, disabled: false, mustChangePassword, createdAt: now, updatedAt: now };
+    if (mustChangePassword) this.passwordPrompts.add(user.id);
     await this.users.insert(user);
     this.events.emit('user.created', { userId: user.id, username, role, at: now });
     return user;
@@ -168,7 +211,7 @@ export class AccountService {
     // Revoked first: the in-memory part is immediate, so no request slips in while storage writes.
     await this.sessions.revokeAllFor(user.id);
     await this.users.update(user);
-    this.events.emit('user.updated', { userId: user.id, username: user.username, role: user.role, disabled: user.disabled, at: user.updatedAt });
+    this.events.emit('user.updated', { userId: user.id, username: user.username, role: user.role, disabled: user.disabled, mustChangePassword: user.mustChangePassword, at: user.updatedAt });
     return user;
   }
 

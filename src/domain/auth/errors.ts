@@ -5,6 +5,8 @@ export const authErrors = defineErrors({
   TOO_MANY_LOGIN_ATTEMPTS: ['rate_limited', 'Too many failed sign-in attempts from this client; try again later.'],
   TOO_MANY_REGISTRATIONS: ['rate_limited', 'Too many registrations from this client; try again in {retryAfterSeconds} s.'],
   INVALID_CREDENTIALS: ['unauthenticated', 'Username or password is wrong.'],
+  CURRENT_PASSWORD_WRONG: ['invalid', 'The current password is wrong.'],
+  PASSWORD_UNCHANGED: ['invalid', 'The new password is the current one: choose another.'],
   // Raised only after the password matched, so that it tells nothing to someone guessing.
   ACCOUNT_DISABLED: ['forbidden', 'This account is disabled; ask an administrator to enable it.'],
   USER_NOT_FOUND: ['not_found', 'No account with id {id}.'],

@@ -7,6 +7,8 @@ export interface User {
   role: Role;
   /** A disabled account cannot log in and holds no tokens; it keeps its records until removed. */
   disabled: boolean;
+  /** The hub generated its password (the first admin's): the person is asked to choose their own. */
+  mustChangePassword: boolean;
   createdAt: number;
   updatedAt: number;
 }

@@ -51,10 +51,11 @@ export function authModule({ users, tokens, invites, settings, registration, reg
       const created = await accounts.ensureAdmin(admin.username, admin.password);
       if (created.generatedPassword) {
         // Shown once, at creation: only the hash is stored, so it cannot be shown again.
-        log.warn({ username: admin.username }, `created admin account "${admin.username}" with generated password ${created.generatedPassword} (shown once; set ADMIN_PASSWORD to choose one)`);
+        log.warn({ username: admin.username }, `created admin account "${admin.username}" with generated password ${created.generatedPassword} (shown once; set ADMIN_PASSWORD to choose one, or sign in with it and the web pages ask for a new one)`);
       } else if (created.created) {
         log.info({ username: admin.username }, 'created admin account');
       }
+      await accounts.loadPasswordPrompts();
       await auth.start();
       stopPurge = every(
         timers,

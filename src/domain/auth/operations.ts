@@ -32,6 +32,7 @@ export const PrincipalOutput = Type.Object({
   username: Type.String(),
   role: RoleSchema,
   scope: Type.String(),
+  mustChangePassword: Type.Boolean({ description: 'The account still has the password the hub generated at first start: ask the person to choose one (auth.change_password).' }),
 });
 
 export const StreamTokenOutput = Type.Object({
@@ -89,7 +90,7 @@ export function authOperations(auth: AuthService, accounts: AccountService) {
       // Answers at once (no promise): apps call it on every start and poll it.
       handler(_input, ctx) {
         const { userId, username, role, scope } = principalOf(ctx);
-        return { userId, username, role, scope };
+        return { userId, username, role, scope, mustChangePassword: accounts.mustChangePassword(userId) };
       },
     }),
     streamToken: defineOperation({
@@ -117,6 +118,22 @@ export function authOperations(auth: AuthService, accounts: AccountService) {
       output: AccessTokenOutput,
       async handler(input, ctx) {
         const issued = await accounts.register(input, ctx.clientAddress);
+        return { accessToken: issued.accessToken, tokenType: 'Bearer' as const, expiresIn: issued.expiresIn, scope: issued.scope };
+      },
+    }),
+    changePassword: defineOperation({
+      name: 'auth.change_password',
+      summary: 'Change one\'s own password, proving the current one; every session of the account ends and a new one is answered.',
+      description:
+        'A wrong current password is 400 CURRENT_PASSWORD_WRONG (`details[0].field` `currentPassword`) and counts against the login limiter (429 past it); the same password again is 400 PASSWORD_UNCHANGED. Clears `mustChangePassword`.',
+      access: ANY_ACCOUNT,
+      input: Type.Object({
+        currentPassword: Type.String({ minLength: 1, maxLength: 1024 }),
+        newPassword: NewPassword,
+      }),
+      output: AccessTokenOutput,
+      async handler(input, ctx) {
+        const issued = await accounts.changeOwnPassword(principalOf(ctx).userId, input, ctx.clientAddress);
         return { accessToken: issued.accessToken, tokenType: 'Bearer' as const, expiresIn: issued.expiresIn, scope: issued.scope };
       },
     }),

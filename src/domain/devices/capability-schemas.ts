@@ -166,6 +166,10 @@ export const DeviceReadingSchema = Type.Object(
     muted: Type.Optional(Type.Boolean()),
     input: Type.Optional(Type.String()),
     app: Type.Optional(Type.String()),
+    title: Type.Optional(Type.String({ description: 'media_player: the title playing.' })),
+    artist: Type.Optional(Type.String()),
+    album: Type.Optional(Type.String()),
+    artworkUrl: Type.Optional(Type.String({ description: 'media_player: artwork, an http(s) URL.' })),
   },
   { description: "The canonical reading of the device's state in the model's units; only what is known is present. The raw state stays as the driver reported it." },
 );

@@ -50,6 +50,12 @@ export interface DeviceReading {
   muted?: boolean;
   input?: string;
   app?: string;
+  /** media_player: what is playing, where the integration tells. */
+  title?: string;
+  artist?: string;
+  album?: string;
+  /** media_player: an http(s) URL of the artwork, where the integration gives one. */
+  artworkUrl?: string;
 }
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
@@ -143,6 +149,20 @@ function known(reading: DeviceReading): DeviceReading {
   return out as DeviceReading;
 }
 
+/**
+ * What is playing, as the integrations name it: Home Assistant's `media_*` keys or plain ones.
+ * Artwork only as an http(s) URL, so that no surface renders a `javascript:` or `data:` link.
+ */
+export function mediaTextOf(state: Record<string, unknown>): Pick<DeviceReading, 'title' | 'artist' | 'album' | 'artworkUrl'> {
+  const artwork = str(state.artwork_url) ?? str(state.artwork) ?? str(state.entity_picture) ?? str(state.media_image_url);
+  return known({
+    title: str(state.title) ?? str(state.media_title),
+    artist: str(state.artist) ?? str(state.media_artist),
+    album: str(state.album) ?? str(state.media_album),
+    artworkUrl: artwork && /^https?:\/\//i.test(artwork) ? artwork : undefined,
+  });
+}
+
 /** The device's canonical reading for its class, from the raw state its driver reported. */
 export function readingOf(deviceClass: DeviceClass, attributes: DeviceAttributes, state: Record<string, unknown>): DeviceReading {
   switch (deviceClass) {
@@ -195,6 +215,7 @@ export function readingOf(deviceClass: DeviceClass, attributes: DeviceAttributes
         muted: typeof state.muted === 'boolean' ? state.muted : undefined,
         input: str(state.input) ?? str(state.source),
         app: str(state.app),
+        ...mediaTextOf(state),
       });
     case 'remote':
     case 'generic':

@@ -5,7 +5,7 @@ import type { Audience } from '../access/audience.js';
 import { deriveCapabilities } from '../devices/capabilities.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { deviceErrors } from '../devices/errors.js';
-import { isOn } from '../devices/readings.js';
+import { isOn, mediaTextOf } from '../devices/readings.js';
 import type { LogicalDevice } from '../devices/model.js';
 import type { DomainEventBus } from '../events.js';
 import { mediaErrors } from './errors.js';
@@ -66,13 +66,14 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 
 /** What is playing, read from the state keys the capability model documents (and common aliases). */
 export function nowPlayingOf(state: Readonly<Record<string, unknown>>): NowPlaying | null {
+  const media = mediaTextOf(state);
   const playing: NowPlaying = {
     playback: text(state.playback),
     app: text(state.app),
     appId: text(state.app_id),
-    title: text(state.title) ?? text(state.media_title),
-    artist: text(state.artist) ?? text(state.media_artist),
-    album: text(state.album) ?? text(state.media_album),
+    title: media.title ?? null,
+    artist: media.artist ?? null,
+    album: media.album ?? null,
     positionSeconds: num(state.position) ?? num(state.media_position),
     durationSeconds: num(state.duration) ?? num(state.media_duration),
   };

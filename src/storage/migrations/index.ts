@@ -5,6 +5,7 @@ import { m0003HomeModel } from './0003-home-model.js';
 import { m0004Accounts } from './0004-accounts.js';
 import { m0005Cluster } from './0005-cluster.js';
 import { m0006Activity } from './0006-activity.js';
+import { m0007PasswordChange } from './0007-password-change.js';
 
 /**
  * Versioned, forward-only migrations. A migration that has shipped is never edited; a change
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004-accounts': m0004Accounts,
   '0005-cluster': m0005Cluster,
   '0006-activity': m0006Activity,
+  '0007-password-change': m0007PasswordChange,
 };

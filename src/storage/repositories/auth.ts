@@ -8,6 +8,7 @@ const toUser = (row: Selectable<UsersTable>): User => ({
   passwordHash: row.password_hash,
   role: row.role as Role,
   disabled: Number(row.disabled) === 1,
+  mustChangePassword: Number(row.must_change_password) === 1,
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
 });
@@ -80,6 +81,7 @@ export class KyselyUserRepository implements UserRepository {
         password_hash: user.passwordHash,
         role: user.role,
         disabled: user.disabled ? 1 : 0,
+        must_change_password: user.mustChangePassword ? 1 : 0,
         created_at: user.createdAt,
         updated_at: user.updatedAt,
       })
@@ -89,7 +91,7 @@ export class KyselyUserRepository implements UserRepository {
   async update(user: User) {
     await this.db
       .updateTable('users')
-      .set({ username: user.username, password_hash: user.passwordHash, role: user.role, disabled: user.disabled ? 1 : 0, updated_at: user.updatedAt })
+      .set({ username: user.username, password_hash: user.passwordHash, role: user.role, disabled: user.disabled ? 1 : 0, must_change_password: user.mustChangePassword ? 1 : 0, updated_at: user.updatedAt })
       .where('id', '=', user.id)
       .execute();
   }

@@ -161,6 +161,13 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     return reply.code(503).send({ status: 'starting', waitingFor: hub.readiness.waitingFor });
   });
 
+  // The hub's address in a browser opens the household's pages (which send a stranger to sign in).
+  app.get(
+    '/',
+    { config: { access: 'public' }, schema: { tags: ['web-ui'], summary: 'The hub itself: redirects to the household web UI (/os/).', security: [], response: { 302: Type.Null({ description: 'To /os/.' }) } } },
+    async (_request, reply) => reply.redirect('/os/', 302),
+  );
+
   const stateStreams = new StateStreamClients(fanout, hub.log);
   for (const event of CREDENTIALS_CHANGED) hub.events.on(stateStreams, event, () => stateStreams.closeRevoked());
   app.addHook('onClose', async () => hub.events.removeOwner(stateStreams));

@@ -16,6 +16,8 @@ import { logsPage } from './pages/logs.js';
 import { panelAssets } from './assets.js';
 import { usersPage } from './pages/users.js';
 import { adminSessionRoutes } from './session.js';
+import { bindPasswordPage } from '../web/password.js';
+import { ADMIN_AREA } from './panel-kit.js';
 
 export { adminCredential };
 
@@ -46,6 +48,7 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   });
   app.addHook('preHandler', csrfGuard(ADMIN_COOKIE));
   adminSessionRoutes(app, hub);
+  bindPasswordPage(app, hub, ADMIN_AREA);
   systemPage(app, hub);
   usersPage(app, hub);
   driversPage(app, hub);

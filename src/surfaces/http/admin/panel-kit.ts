@@ -15,6 +15,7 @@ export const ADMIN_AREA: WebArea = {
   cookie: ADMIN_COOKIE,
   signInUrl: '/admin/login',
   signOutUrl: '/admin/logout',
+  passwordUrl: '/admin/password',
   nav: [
     { href: '/admin/', label: 'System' },
     { href: '/admin/panel/users', label: 'Users' },

@@ -35,7 +35,7 @@ function startsSession(message: string) {
 
 /** `/auth/*`: sign-in and registration set the session cookie as well as answering the token; sign-out ends both. */
 export const appAuthRoutes: FastifyPluginAsync<AppApiOptions> = async (app, { hub, base }) => {
-  const { login, logout, me, register } = hub.ops.auth;
+  const { login, logout, me, register, changePassword } = hub.ops.auth;
   const route = appRoutes(app, hub, base);
   const cookieOnly = (request: FastifyRequest) => {
     const token = request.cookies?.[SESSION_COOKIE];
@@ -44,6 +44,8 @@ export const appAuthRoutes: FastifyPluginAsync<AppApiOptions> = async (app, { hu
 
   route('POST', '/auth/login', login, { message: 'Logged in.', respond: startsSession('Logged in.') });
   route('POST', '/auth/register', register, { message: 'Registered.', respond: startsSession('Registered.'), successStatus: 201 });
+  // Every session of the account ends with the old password; the caller's new one comes back as at sign-in.
+  route('POST', '/auth/password', changePassword, { message: 'Password changed.', respond: startsSession('Password changed.') });
 
   route('POST', '/auth/logout', logout, {
     message: 'Logged out.',

@@ -12,8 +12,11 @@ export const HOME_AREA: WebArea = {
   cookie: SESSION_COOKIE,
   signInUrl: '/os/login',
   signOutUrl: '/os/logout',
+  passwordUrl: '/os/password',
+  manifest: '/os/manifest.webmanifest',
+  adminNav: [{ href: '/admin/', label: 'Admin' }],
   nav: [
-    { href: '/os/', label: 'Rooms' },
+    { href: '/os/', label: 'Home' },
     { href: '/os/programs', label: 'Programs' },
     { href: '/os/media', label: 'Zones and media' },
     { href: '/os/remotes', label: 'Remotes' },

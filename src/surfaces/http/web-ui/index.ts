@@ -4,11 +4,14 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import { SESSION_COOKIE } from '../credentials.js';
 import { csrfGuard } from '../web/csrf.js';
+import { bindPasswordPage } from '../web/password.js';
+import { HOME_AREA } from './area.js';
+import { clientAssetRoutes } from './client-assets.js';
+import { homePage } from './home.js';
 import { liveStateRoute } from './live.js';
 import { mediaPage } from './media.js';
 import { programsPage } from './programs.js';
 import { remotesPage } from './remotes.js';
-import { roomsPage } from './rooms.js';
 import { householdSessionRoutes } from './session.js';
 
 /**
@@ -22,7 +25,9 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   await app.register(formbody);
   app.addHook('preHandler', csrfGuard(SESSION_COOKIE));
   householdSessionRoutes(app, hub);
-  roomsPage(app, hub);
+  bindPasswordPage(app, hub, HOME_AREA);
+  clientAssetRoutes(app);
+  homePage(app, hub);
   programsPage(app, hub);
   mediaPage(app, hub);
   remotesPage(app, hub);

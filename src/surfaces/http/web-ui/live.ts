@@ -23,7 +23,7 @@ export function liveStateRoute(app: FastifyInstance, hub: Hub): void {
       config: { access: 'stream' },
       schema: {
         tags: [HOME_AREA.tag],
-        summary: 'Server-sent events for the web UI: `ready`, then `state` ({deviceId, changed}) and `online` ({deviceId, online}) of the devices the session sees.',
+        summary: 'Server-sent events for the web UI: `ready`, then `state` ({deviceId, changed}), `online` ({deviceId, online}) and `reading` ({deviceId, reading, online}: the canonical reading tiles draw) of the devices the session sees.',
         produces: ['text/event-stream'],
         response: { 200: Type.String({ description: 'text/event-stream' }), '4xx': ErrorBody },
       },
@@ -39,16 +39,37 @@ export function liveStateRoute(app: FastifyInstance, hub: Hub): void {
       const owner = {};
       stream.onClose(() => hub.events.removeOwner(owner));
       stream.send('ready', { devices: ids.size });
+      // The device as the model reads it now: what a tile draws, so the page never reads raw keys.
+      const sendReading = (deviceId: string) => {
+        hub.operations.invoke(hub.ops.devices.get.name, { json: {}, text: { params: { id: deviceId } } }, caller).then(
+          (device) => {
+            const { reading, online } = device as { reading: unknown; online: boolean };
+            stream.send('reading', { deviceId, reading, online });
+          },
+          // Gone or no longer visible between the change and the read: its next change says so.
+          () => undefined,
+        );
+      };
       hub.events.on(owner, 'device.state_changed', (e) => {
-        if (ids.has(e.deviceId)) stream.send('state', { deviceId: e.deviceId, changed: e.changed, at: e.at });
+        if (!ids.has(e.deviceId)) return;
+        stream.send('state', { deviceId: e.deviceId, changed: e.changed, at: e.at });
+        sendReading(e.deviceId);
       });
       hub.events.on(owner, 'device.online_changed', (e) => {
-        if (ids.has(e.deviceId)) stream.send('online', { deviceId: e.deviceId, online: e.online, at: e.at });
+        if (!ids.has(e.deviceId)) return;
+        stream.send('online', { deviceId: e.deviceId, online: e.online, at: e.at });
+        sendReading(e.deviceId);
       });
       for (const event of VISIBILITY_EVENTS) {
         hub.events.on(owner, event, () => {
           visible().then(
-            (next) => (ids = next),
+            (next) => {
+              // A device that came into view (found again, moved into a granted room) may have
+              // changed while it was out of it: its reading now brings the page up to date.
+              const appeared = [...next].filter((id) => !ids.has(id));
+              ids = next;
+              for (const id of appeared) sendReading(id);
+            },
             () => stream.close(),
           );
         });

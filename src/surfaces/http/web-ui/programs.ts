@@ -28,7 +28,7 @@ function annotated(yaml: string, error?: { line?: number; column?: number; messa
 }
 
 function editor(program: { id?: string; name?: string }, yaml: string, csrf: string, canEdit: boolean, error?: { line?: number; column?: number; message: string }): Html {
-  return html`<style>ol.yaml{font:13px ui-monospace,monospace;background:#f0f3f6;padding:.4rem .4rem .4rem 3rem;border-radius:.3rem;overflow-x:auto}ol.yaml li{white-space:pre}.error-line{background:#fbe4e4}.err{color:#a4161a;white-space:normal}</style>
+  return html`<style>ol.yaml{font:13px ui-monospace,monospace;background:var(--code);padding:.4rem .4rem .4rem 3rem;border-radius:.3rem;overflow-x:auto}ol.yaml li{white-space:pre}.error-line{background:var(--bad-bg)}.err{color:var(--bad);white-space:normal}</style>
 ${error ? html`<p class="flash error" role="alert">${error.line ? `Line ${error.line}${error.column ? `, column ${error.column}` : ''}: ` : ''}${error.message}</p>` : ''}
 ${canEdit
     ? html`<form method="post" action="/os/programs/save">${csrfField(csrf)}${program.id ? html`<input type="hidden" name="id" value="${program.id}">` : ''}

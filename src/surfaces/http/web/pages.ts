@@ -21,7 +21,13 @@ export interface WebArea {
   /** Where a browser without a session goes (`?next=` is added). */
   signInUrl: string;
   signOutUrl: string;
+  /** Where a person changes their password (asked first while it is the generated one). */
+  passwordUrl: string;
   nav: NavLink[];
+  /** Links shown to administrators only (the household pages link to the admin panel). */
+  adminNav?: NavLink[];
+  /** Its web app manifest, when it can be installed as an app. */
+  manifest?: string;
 }
 
 /** What a page's builder gets: the operations under the signed-in account's credential, and the page's CSRF token. */
@@ -39,6 +45,8 @@ export interface PageRoute {
   summary: string;
   build(ctx: PageContext): Promise<Html>;
   script?: string;
+  /** A script file the page loads (deferred), besides or instead of `script`. */
+  scriptUrl?: string;
 }
 
 function asCallInput(input: CallInput | Record<string, unknown> | undefined): CallInput {
@@ -73,9 +81,9 @@ export function bindPage(app: FastifyInstance, hub: Hub, area: WebArea, route: P
     },
     async (request: FastifyRequest, reply: FastifyReply) => {
       const caller = callerOf(request, area.credential);
-      let me: { username: string; role: string };
+      let me: { username: string; role: string; mustChangePassword: boolean };
       try {
-        me = (await hub.operations.invoke(hub.ops.auth.me.name, {}, caller)) as { username: string; role: string };
+        me = (await hub.operations.invoke(hub.ops.auth.me.name, {}, caller)) as { username: string; role: string; mustChangePassword: boolean };
       } catch (err) {
         if (wantsHtml(request) && err instanceof DomainError && err.kind === 'unauthenticated') {
           return reply.redirect(`${area.signInUrl}?next=${encodeURIComponent(request.url)}`, 303);
@@ -89,6 +97,8 @@ export function bindPage(app: FastifyInstance, hub: Hub, area: WebArea, route: P
         }
         throw err;
       }
+      // The password the hub generated at first start is replaced before anything else.
+      if (me.mustChangePassword && wantsHtml(request)) return reply.redirect(`${area.passwordUrl}?next=${encodeURIComponent(request.url.split('?')[0]!)}`, 303);
       const csrf = sessionCsrf(request, area.cookie);
       const ctx: PageContext = {
         request,
@@ -103,12 +113,14 @@ export function bindPage(app: FastifyInstance, hub: Hub, area: WebArea, route: P
       return page({
         title: route.title,
         area: area.name,
-        nav: area.nav,
+        nav: me.role === 'admin' && area.adminNav ? [...area.nav, ...area.adminNav] : area.nav,
+        ...(area.manifest ? { manifest: area.manifest } : {}),
         current: request.routeOptions.url ?? route.url,
         csrf,
         ...(flash ? { flash } : {}),
         body: html`${body}<form method="post" action="${area.signOutUrl}" class="row"><input type="hidden" name="_csrf" value="${csrf}"><span class="muted">Signed in as ${me.username}</span><button class="secondary">Sign out</button></form>`,
         ...(route.script ? { script: route.script } : {}),
+        ...(route.scriptUrl ? { scriptUrl: route.scriptUrl } : {}),
       });
     },
   );

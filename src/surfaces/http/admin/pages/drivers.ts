@@ -162,7 +162,7 @@ ${pkg?.previous ? html`<form method="post" action="/admin/panel/drivers/${d.driv
 <label>Dependencies (package.json or requirements.txt) <input type="file" name="dependencies" accept=".json,.txt"></label>
 <button>Upload and install</button></form></section>
 <h2>Local drivers</h2>${cards.length === 0 ? html`<p class="muted">None yet.</p>` : cards}
-<section aria-labelledby="connected"><h2 id="connected">Connected driver instances</h2><div class="scroll"><table><thead><tr><th>Driver</th><th>Instance</th><th>Transport</th><th>Devices</th><th>Since</th></tr></thead><tbody>
+<section aria-labelledby="connected"><h2 id="connected">Connected driver instances</h2><div class="scroll" tabindex="0"><table><thead><tr><th>Driver</th><th>Instance</th><th>Transport</th><th>Devices</th><th>Since</th></tr></thead><tbody>
 ${connected.map((c) => html`<tr><td>${c.driverKey}</td><td>${c.instanceId}</td><td>${c.transport}${c.address ? ` from ${c.address}` : ''}</td><td>${c.devices}</td><td>${new Date(c.connectedAt).toISOString()}</td></tr>`)}
 </tbody></table></div></section>
 <section aria-labelledby="driver-tokens"><h2 id="driver-tokens">Driver tokens</h2>
@@ -177,7 +177,7 @@ ${connected.map((c) => html`<tr><td>${c.driverKey}</td><td>${c.instanceId}</td><
 ${
   tokens.length === 0
     ? html`<p class="muted">No driver tokens.</p>`
-    : html`<div class="scroll"><table><thead><tr><th>driverKey</th><th>Label</th><th>Created</th><th>Connected now</th><th></th></tr></thead><tbody>
+    : html`<div class="scroll" tabindex="0"><table><thead><tr><th>driverKey</th><th>Label</th><th>Created</th><th>Connected now</th><th></th></tr></thead><tbody>
 ${tokens.map(
   (t) => html`<tr data-driver-token="${t.id}"><td>${t.driverKey}</td><td>${t.label ?? ''}</td><td>${new Date(t.createdAt).toISOString()}${t.createdBy ? ` by ${t.createdBy}` : ''}</td><td>${t.connected}</td>
 <td><form method="post" action="/admin/panel/driver-tokens/${t.id}/revoke">${csrfField(csrf)}<button class="danger" aria-label="Revoke the token of ${t.driverKey}${t.label ? ` (${t.label})` : ''}">Revoke</button></form></td></tr>`,

@@ -72,7 +72,7 @@ ${ir.map(
 <label>Pulses (µs, on/off pairs) <textarea name="raw" rows="2" required></textarea></label><button class="secondary">Send raw</button></form></section>
 <section aria-labelledby="ir-live"><h2 id="ir-live">Transmitted, live</h2>
 <p class="muted" id="ir-status" role="status">Connecting to /socket/device-ir-test…</p>
-<div class="scroll"><table><thead><tr><th>Time</th><th>Device / key</th><th>Extender</th><th>kHz</th><th>Pulses</th></tr></thead><tbody id="ir-feed"></tbody></table></div></section>`;
+<div class="scroll" tabindex="0"><table><thead><tr><th>Time</th><th>Device / key</th><th>Extender</th><th>kHz</th><th>Pulses</th></tr></thead><tbody id="ir-feed"></tbody></table></div></section>`;
     },
     script: `
 (function () {

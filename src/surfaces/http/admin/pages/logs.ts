@@ -36,21 +36,21 @@ export function logsPage(app: FastifyInstance, hub: Hub): void {
 <label>Level <select name="level">${LEVELS.map((l) => html`<option${l === level ? html` selected` : ''}>${l}</option>`)}</select></label>
 <label>Containing <input name="contains" value="${contains}"></label><button class="secondary">Filter</button></form>
 <p class="muted">${logs.lines.length} shown of ${logs.kept} kept in memory, newest first.</p>
-<div class="scroll"><table><thead><tr><th>Time</th><th>Level</th><th>Component</th><th>Message</th></tr></thead><tbody>
+<div class="scroll" tabindex="0"><table><thead><tr><th>Time</th><th>Level</th><th>Component</th><th>Message</th></tr></thead><tbody>
 ${logs.lines.map(
   (l) => html`<tr class="log-${l.level}"><td>${iso(l.time)}</td><td><span class="badge ${l.level === 'error' || l.level === 'fatal' ? 'offline' : ''}">${l.level}</span></td><td>${l.component ?? ''}</td>
 <td>${l.msg}${Object.keys(l.fields).length > 0 ? html`<details><summary>fields</summary><pre>${JSON.stringify(l.fields, null, 1)}</pre></details>` : ''}</td></tr>`,
 )}</tbody></table></div></section>
 <section aria-labelledby="activity"><h2 id="activity">Activity</h2>
 <p class="muted">Device commands, scene and program runs, key presses and media controls, from every account, newest first.</p>
-<div class="scroll"><table><thead><tr><th>Time</th><th>Who</th><th>What</th><th>Done</th><th>Outcome</th></tr></thead><tbody>
+<div class="scroll" tabindex="0"><table><thead><tr><th>Time</th><th>Who</th><th>What</th><th>Done</th><th>Outcome</th></tr></thead><tbody>
 ${activity.entries.map(
   (e) => html`<tr data-activity="${e.operation}"><td>${iso(e.at)}</td><td>${e.actor ?? '(no account)'}</td><td>${e.subjectName ?? e.subject ?? ''}</td>
 <td>${e.operation}${e.input !== undefined ? html` <span class="muted">${JSON.stringify(e.input).slice(0, 120)}</span>` : ''}</td>
 <td>${e.ok ? 'ok' : `failed: ${e.code ?? ''}`}</td></tr>`,
 )}</tbody></table></div></section>
 <section aria-labelledby="audit"><h2 id="audit">Audit trail</h2>
-<div class="scroll"><table><thead><tr><th>Time</th><th>Who</th><th>Action</th><th>Target</th><th>Outcome</th></tr></thead><tbody>
+<div class="scroll" tabindex="0"><table><thead><tr><th>Time</th><th>Who</th><th>Action</th><th>Target</th><th>Outcome</th></tr></thead><tbody>
 ${audit.entries.map(
   (e) => html`<tr data-audit="${e.action}"><td>${iso(e.at)}</td><td>${e.actor ?? '(anonymous)'}${e.clientAddress ? html` <span class="muted">${e.clientAddress}</span>` : ''}</td><td>${e.action}</td>
 <td>${e.target ? JSON.stringify(e.target) : ''}${e.input !== undefined ? html`<details><summary>input</summary><pre>${JSON.stringify(e.input, null, 1)}</pre></details>` : ''}</td>

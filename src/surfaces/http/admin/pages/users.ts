@@ -39,7 +39,7 @@ export function usersPage(app: FastifyInstance, hub: Hub): void {
 <label>Username <input name="username" required minlength="1" autocomplete="off"></label>
 <label>Password <input name="password" type="password" required autocomplete="new-password"></label>
 <label>Role ${roleSelect('new-role', 'user')}</label><button>Create account</button></form></section>
-<section aria-labelledby="accounts"><h2 id="accounts">Accounts</h2><div class="scroll"><table>
+<section aria-labelledby="accounts"><h2 id="accounts">Accounts</h2><div class="scroll" tabindex="0"><table>
 <thead><tr><th>Username</th><th>Role and standing</th><th>Password</th><th>Players</th><th></th></tr></thead><tbody>
 ${list.map(
   (u) => html`<tr data-user="${u.username}"><td>${u.username}${u.disabled ? html` <span class="badge offline">disabled</span>` : ''}</td>
