@@ -73,7 +73,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const HOUSEHOLD_PAGES = ['/os/', '/os/programs', '/os/media', '/os/remotes'];
+const HOUSEHOLD_PAGES = ['/os/', '/os/programs', '/os/media', '/os/remotes', '/os/rooms', '/os/password'];
 const ADMIN_PAGES = ['/admin/', '/admin/panel/users', '/admin/panel/drivers', '/admin/panel/ir', '/admin/panel/logs', '/admin/panel/backups'];
 
 describe('accessibility (axe-core)', () => {

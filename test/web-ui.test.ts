@@ -134,11 +134,48 @@ describe('household web UI in a browser', () => {
     await screenshot(admin, 'os-remotes');
   });
 
+  it('lets an administrator create, rename and remove rooms and move devices between them', async () => {
+    const admin = await newPage(browser);
+    await signIn(admin, ADMIN.username, ADMIN.password);
+    await admin.goto(`${server.url}/os/rooms`);
+    await admin.getByLabel('Name', { exact: true }).fill('Kitchen');
+    await admin.getByRole('button', { name: 'Create room' }).click();
+    await expect.poll(() => admin.locator('.flash').first().textContent()).toBe('Room Kitchen created.');
+    await admin.getByLabel('Name of Kitchen').fill('Kitchen and dining');
+    await admin.getByRole('button', { name: 'Rename Kitchen' }).click();
+    await expect.poll(() => admin.locator('.flash').first().textContent()).toBe('Renamed to Kitchen and dining.');
+
+    await admin.getByLabel('Room of Reading lamp').selectOption({ label: 'Kitchen and dining' });
+    await admin.getByRole('button', { name: 'Move Reading lamp' }).click();
+    await expect.poll(() => admin.locator('.flash').first().textContent()).toBe('Reading lamp moved.');
+    const kitchen = (((await json(await server.request('GET', '/app/os/spaces', { token }))).spaces as Array<{ id: string; name: string }>).find((s) => s.name === 'Kitchen and dining'))!;
+    const lamp = (await json(await server.request('GET', `/app/os/devices/${ids.lamp}`, { token }))) as { room: string };
+    expect(lamp.room).toBe(kitchen.id);
+    await admin.goto(`${server.url}/os/`);
+    expect(await admin.locator(`[data-space="${kitchen.id}"] [data-device="${ids.lamp}"]`).count()).toBe(1);
+    await screenshot(admin, 'os-rooms-admin');
+
+    await admin.goto(`${server.url}/os/rooms`);
+    await admin.getByText('Remove Kitchen and dining…').click();
+    await admin.getByRole('button', { name: 'Remove Kitchen and dining' }).click();
+    await expect.poll(() => admin.locator('.flash').first().textContent()).toBe('Room removed; 1 devices are in no room now.');
+    expect(((await json(await server.request('GET', `/app/os/devices/${ids.lamp}`, { token }))) as { room: string | null }).room).toBeNull();
+    // Back where the member can see it, for the tests after this one.
+    await admin.getByLabel('Room of Reading lamp').selectOption({ label: 'Living room' });
+    await admin.getByRole('button', { name: 'Move Reading lamp' }).click();
+    await expect.poll(() => admin.locator('.flash').first().textContent()).toBe('Reading lamp moved.');
+    await admin.context().close();
+
+    await page.goto(`${server.url}/os/rooms`);
+    expect(await page.locator('main').textContent()).toContain('Only administrators arrange rooms.');
+    expect(await page.locator('select').count()).toBe(0);
+  });
+
   it('works on a phone and by keyboard, every page with a title and labelled controls', async () => {
     const phone = await newPage(browser, { width: 390, height: 844 });
     await signIn(phone, 'hank', 'hank-password-1');
     await expect.poll(() => phone.title()).toContain('Home');
-    for (const path of ['/os/', '/os/programs', '/os/media', '/os/remotes']) {
+    for (const path of ['/os/', '/os/programs', '/os/media', '/os/remotes', '/os/rooms']) {
       await phone.goto(server.url + path);
       expect(await phone.title(), path).toMatch(/ · Home · Home Control$/);
       const overflow = await phone.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');

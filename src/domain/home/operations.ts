@@ -177,6 +177,17 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
         return { spaceId: id, devices: await spaces.assign(id, deviceIds, mode ?? 'add') };
       },
     }),
+    moveDevice: defineOperation({
+      name: 'spaces.devices.move',
+      summary: 'Move a device into a space, or out of every space (`spaceId` null): its primary room.',
+      description: 'An unknown device or space answers 404 naming it.',
+      access: OS_ADMIN,
+      input: Type.Object({ deviceId: Id, spaceId: Type.Union([Id, Type.Null()]) }),
+      output: DeviceSchema,
+      async handler({ deviceId, spaceId }) {
+        return spaces.move(deviceId, spaceId);
+      },
+    }),
     remoteSources: defineOperation({
       name: 'spaces.remote_sources',
       summary: "Remote sources of a space, from its devices' remote-source metadata.",

@@ -64,6 +64,19 @@ export class SpaceService {
     return [...this.devices.list({ room: id })];
   }
 
+  /**
+   * Moves one device into a space, or out of every space (`null`): its primary room. Told as
+   * `space.devices_assigned` (into a space) or as the device's update (out of one), as an
+   * assignment and a metadata change are.
+   */
+  async move(deviceId: string, spaceId: string | null): Promise<DeviceView> {
+    if (spaceId !== null) {
+      await this.assign(spaceId, [deviceId], 'add');
+      return this.devices.view(this.devices.registry.get(deviceId));
+    }
+    return this.devices.updateMetadata(deviceId, { room: null });
+  }
+
   /** Assigns devices to a space; `replace` also unassigns the space's other devices. */
   async assign(id: string, deviceIds: string[], mode: 'add' | 'replace'): Promise<DeviceView[]> {
     this.spaces.get(id);

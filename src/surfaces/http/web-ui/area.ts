@@ -20,5 +20,6 @@ export const HOME_AREA: WebArea = {
     { href: '/os/programs', label: 'Programs' },
     { href: '/os/media', label: 'Zones and media' },
     { href: '/os/remotes', label: 'Remotes' },
+    { href: '/os/rooms', label: 'Rooms' },
   ],
 };

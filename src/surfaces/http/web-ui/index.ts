@@ -12,6 +12,7 @@ import { liveStateRoute } from './live.js';
 import { mediaPage } from './media.js';
 import { programsPage } from './programs.js';
 import { remotesPage } from './remotes.js';
+import { roomsPage } from './rooms.js';
 import { householdSessionRoutes } from './session.js';
 
 /**
@@ -31,5 +32,6 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   programsPage(app, hub);
   mediaPage(app, hub);
   remotesPage(app, hub);
+  roomsPage(app, hub);
   liveStateRoute(app, hub);
 };

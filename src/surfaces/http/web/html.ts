@@ -96,6 +96,8 @@ button[value=play] .when-pause,button[value=pause] .when-play{display:none}
 .quick-actions .buttons form{margin:0}button.quick{min-height:2.75rem}
 .hub-status{margin:.2rem 0 .6rem;font-size:.95rem}.hub-status::before{content:"● ";color:var(--ok)}.hub-status[data-status=reconnecting]::before{color:var(--focus)}.hub-status[data-status=offline]::before{color:var(--bad)}
 .js .apply,.js .confirm{display:none}
+ul.plain{list-style:none;margin:0;padding:0}ul.plain>li{display:flex;flex-wrap:wrap;gap:.4rem 1rem;align-items:center;padding:.35rem 0;border-bottom:1px solid var(--line)}
+details>summary{cursor:pointer;color:var(--accent)}
 @media (max-width:40rem){main{padding:.5rem}th,td{padding:.3rem .2rem}.tiles{grid-template-columns:1fr}}
 `;
 
