@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, newPage, screenshot } from './support/browser.js';
+import { launchBrowser, newPage, screenshot, signInWithForm } from './support/browser.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
 import { eventually, TestDriver } from './support/ws-driver.js';
 
@@ -33,13 +33,6 @@ async function seriousViolations(page: Page): Promise<string[]> {
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
 }
 
-async function signIn(page: Page, path: string): Promise<void> {
-  await page.goto(`${server.url}${path}`);
-  await page.getByLabel('Username').fill(ADMIN.username);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((url) => !url.pathname.endsWith('/login'));
-}
 
 beforeAll(async () => {
   server = await startServer();
@@ -73,7 +66,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const HOUSEHOLD_PAGES = ['/os/', '/os/programs', '/os/media', '/os/remotes', '/os/rooms', '/os/password'];
+const HOUSEHOLD_PAGES = ['/os/', '/os/programs', '/os/media', '/os/remotes', '/os/rooms', '/os/add', '/os/password'];
 const ADMIN_PAGES = ['/admin/', '/admin/panel/users', '/admin/panel/drivers', '/admin/panel/ir', '/admin/panel/logs', '/admin/panel/backups'];
 
 describe('accessibility (axe-core)', () => {
@@ -90,8 +83,8 @@ describe('accessibility (axe-core)', () => {
           await page.goto(`${server.url}${path}`);
           found[`${path} (signed out)`] = await seriousViolations(page);
         }
-        await signIn(page, '/os/login');
-        await signIn(page, '/admin/login');
+        await signInWithForm(page, server.url, ADMIN, '/os/login');
+        await signInWithForm(page, server.url, ADMIN, '/admin/login');
         for (const path of [...HOUSEHOLD_PAGES, ...ADMIN_PAGES]) {
           await page.goto(`${server.url}${path}`);
           // The page itself, signed in (not a sign-in page it was sent to).

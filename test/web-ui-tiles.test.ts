@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { mdiDoorOpen, mdiThermometer } from '@mdi/js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { launchBrowser, newPage, screenshot } from './support/browser.js';
+import { launchBrowser, newPage, screenshot, signInWithForm } from './support/browser.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
 import { eventually, TestDriver, type Message } from './support/ws-driver.js';
 
@@ -61,11 +61,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   page = await newPage(browser);
   page.on('dialog', (dialog) => void dialog.accept());
-  await page.goto(`${server.url}/os/`);
-  await page.getByLabel('Username').fill(ADMIN.username);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.url}/os/`);
+  await signInWithForm(page, server.url, ADMIN);
 }, 60_000);
 
 afterAll(async () => {
@@ -281,10 +277,7 @@ describe('device tiles in a browser', () => {
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1280, height: 900 } });
     const plain = await context.newPage();
     try {
-      await plain.goto(`${server.url}/os/login`);
-      await plain.getByLabel('Username').fill(ADMIN.username);
-      await plain.getByLabel('Password').fill(ADMIN.password);
-      await plain.getByRole('button', { name: 'Sign in' }).click();
+      await signInWithForm(plain, server.url, ADMIN);
       const fan = plain.locator(`#main .room .tile[data-device="${ids.fan}"]`);
       await fan.getByRole('slider', { name: /Speed/ }).fill('80');
       const mark = actions.length;

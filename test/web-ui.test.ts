@@ -148,12 +148,12 @@ describe('household web UI in a browser', () => {
     await admin.getByLabel('Room of Reading lamp').selectOption({ label: 'Kitchen and dining' });
     await admin.getByRole('button', { name: 'Move Reading lamp' }).click();
     await expect.poll(() => admin.locator('.flash').first().textContent()).toBe('Reading lamp moved.');
+    await screenshot(admin, 'os-rooms-admin');
     const kitchen = (((await json(await server.request('GET', '/app/os/spaces', { token }))).spaces as Array<{ id: string; name: string }>).find((s) => s.name === 'Kitchen and dining'))!;
     const lamp = (await json(await server.request('GET', `/app/os/devices/${ids.lamp}`, { token }))) as { room: string };
     expect(lamp.room).toBe(kitchen.id);
     await admin.goto(`${server.url}/os/`);
     expect(await admin.locator(`[data-space="${kitchen.id}"] [data-device="${ids.lamp}"]`).count()).toBe(1);
-    await screenshot(admin, 'os-rooms-admin');
 
     await admin.goto(`${server.url}/os/rooms`);
     await admin.getByText('Remove Kitchen and dining…').click();

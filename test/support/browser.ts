@@ -29,3 +29,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
+
+/** Signs `page` in through a web area's sign-in form (`/os/login` unless said) and waits to leave it. */
+export async function signInWithForm(page: Page, baseUrl: string, credentials: { username: string; password: string }, loginPath = '/os/login'): Promise<void> {
+  await page.goto(`${baseUrl}${loginPath}`);
+  await page.getByLabel('Username').fill(credentials.username);
+  await page.getByLabel('Password').fill(credentials.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => !url.pathname.endsWith('/login'));
+}

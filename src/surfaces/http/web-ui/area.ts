@@ -14,7 +14,10 @@ export const HOME_AREA: WebArea = {
   signOutUrl: '/os/logout',
   passwordUrl: '/os/password',
   manifest: '/os/manifest.webmanifest',
-  adminNav: [{ href: '/admin/', label: 'Admin' }],
+  adminNav: [
+    { href: '/os/add', label: 'Add devices' },
+    { href: '/admin/', label: 'Admin' },
+  ],
   nav: [
     { href: '/os/', label: 'Home' },
     { href: '/os/programs', label: 'Programs' },

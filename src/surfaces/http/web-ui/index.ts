@@ -6,6 +6,7 @@ import { SESSION_COOKIE } from '../credentials.js';
 import { csrfGuard } from '../web/csrf.js';
 import { bindPasswordPage } from '../web/password.js';
 import { HOME_AREA } from './area.js';
+import { addDevicesPage } from './add-devices.js';
 import { clientAssetRoutes } from './client-assets.js';
 import { homePage } from './home.js';
 import { liveStateRoute } from './live.js';
@@ -33,5 +34,6 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   mediaPage(app, hub);
   remotesPage(app, hub);
   roomsPage(app, hub);
+  addDevicesPage(app, hub);
   liveStateRoute(app, hub);
 };

@@ -66,8 +66,8 @@ export interface FormAction {
   input(fields: Record<string, unknown>, params: Record<string, string>): CallInput;
   /** The page a browser returns to. */
   back(params: Record<string, string>, fields: Record<string, unknown>): string;
-  /** Where a browser goes after success, when not back to its page. */
-  doneUrl?: string;
+  /** Where a browser goes after success, when not back to its page (a function: from the result and fields). */
+  doneUrl?: string | ((result: unknown, fields: Record<string, unknown>) => string);
   /** The sentence shown after success. */
   done(result: unknown, fields: Record<string, unknown>): string;
   /** The media types the form posts (url-encoded, and multipart where it sends files). */
@@ -100,7 +100,10 @@ export function bindForm(app: FastifyInstance, registry: OperationRegistry, cred
       const html = wantsHtml(request);
       try {
         const result = await registry.invoke(action.operation.name, action.input(fields, params), callerOf(request, credential));
-        if (html) return reply.redirect(withFlash(action.doneUrl ?? action.back(params, fields), 'done', action.done(result, fields)), 303);
+        if (html) {
+          const next = typeof action.doneUrl === 'function' ? action.doneUrl(result, fields) : (action.doneUrl ?? action.back(params, fields));
+          return reply.redirect(withFlash(next, 'done', action.done(result, fields)), 303);
+        }
         return { ok: true as const, result };
       } catch (err) {
         if (!html || !(err instanceof DomainError) || err.kind === 'unauthenticated' || err.kind === 'internal') throw err;
