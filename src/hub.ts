@@ -436,7 +436,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
             events,
             installTimeoutMs: config.driverInstallTimeoutMs,
           },
-          imports: { store: documents('accessory_import'), manager: devices.drivers, pollMs: config.accessoryHubPollMs, integrations: drivers.builtIns },
+          imports: { store: documents('accessory_import'), manager: devices.drivers, pollMs: config.accessoryHubPollMs, integrations: drivers.builtIns, rooms: home.spaces },
           bridge: {
             pluginSource: fileURLToPath(new URL('../accessory-hub/plugin', import.meta.url)),
             devices: devices.devices,

@@ -66,7 +66,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const HOUSEHOLD_PAGES = ['/os/', '/os/programs', '/os/media', '/os/remotes', '/os/rooms', '/os/add', '/os/password'];
+const HOUSEHOLD_PAGES = ['/os/', '/os/programs', '/os/media', '/os/remotes', '/os/rooms', '/os/add', '/os/plugins', '/os/password'];
 const ADMIN_PAGES = ['/admin/', '/admin/panel/users', '/admin/panel/drivers', '/admin/panel/ir', '/admin/panel/logs', '/admin/panel/backups'];
 
 describe('accessibility (axe-core)', () => {

@@ -158,7 +158,7 @@ describe('household web UI in a browser', () => {
     await admin.goto(`${server.url}/os/rooms`);
     await admin.getByText('Remove Kitchen and dining…').click();
     await admin.getByRole('button', { name: 'Remove Kitchen and dining' }).click();
-    await expect.poll(() => admin.locator('.flash').first().textContent()).toBe('Room removed; 1 devices are in no room now.');
+    await expect.poll(() => admin.locator('.flash').first().textContent()).toBe('Room removed; its device is in no room now.');
     expect(((await json(await server.request('GET', `/app/os/devices/${ids.lamp}`, { token }))) as { room: string | null }).room).toBeNull();
     // Back where the member can see it, for the tests after this one.
     await admin.getByLabel('Room of Reading lamp').selectOption({ label: 'Living room' });

@@ -8,7 +8,7 @@ import { HomebridgeSupervisor, type AccessoryHubDeps } from './homebridge.js';
 import { attachBuiltInDriver, type BuiltInIntegrations } from '../drivers/builtin.js';
 import type { DriverManager } from '../drivers/driver-manager.js';
 import { AccessoryImports, type ImportedAccessory } from './imports.js';
-import { accessoryHubOperations, importOperations, pluginBridgeOperations, pluginOperations } from './operations.js';
+import { accessoryHubOperations, importOperations, pluginBridgeOperations, pluginOperations, type ImportRooms } from './operations.js';
 import { BRIDGE_PLATFORM, PluginBridge, type ImportCommand } from './plugin-bridge.js';
 import type { AuthService } from '../auth/auth-service.js';
 import type { UserView } from '../auth/model.js';
@@ -22,6 +22,8 @@ export interface ImportSettings {
   pollMs: number;
   /** Where the imports are listed with their status (`integrations.list`). */
   integrations?: BuiltInIntegrations;
+  /** The home's rooms, so that an import can put its devices in one (`accessory_hub.import {spaceId}`). */
+  rooms?: ImportRooms;
 }
 
 export interface BridgeSettings {
@@ -101,9 +103,9 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
   let detach: (() => void) | undefined;
   return defineModule({
     name: 'accessory-hub',
-    needs: ['storage', 'devices', 'auth', 'processes'],
+    needs: ['storage', 'devices', 'auth', 'processes', 'home'],
     homebridge,
-    operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins), ...importOperations(imports, bridge), ...pluginBridgeOperations(bridge) } },
+    operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins), ...importOperations(imports, bridge, 'off' in deps ? undefined : deps.imports.rooms), ...pluginBridgeOperations(bridge) } },
     async start() {
       await plugins?.start();
       // The plugin bridge goes in before Homebridge starts: it reads plugins and config only then.

@@ -225,6 +225,16 @@ export function pluginOperations(plugins: PluginManager | undefined) {
         return manager().configSchema(pluginId);
       },
     }),
+    currentConfig: defineOperation({
+      name: 'accessory_hub.plugins.config.get',
+      summary: "A plugin's configuration as config.json holds it: its platform block, or its first accessory block, without the platform or accessory key ({} when it has none).",
+      access: OS_ADMIN,
+      input: Type.Object({ pluginId: PluginId }),
+      output: Type.Object({ name: Type.String(), config: Type.Record(Type.String(), Type.Unknown()) }),
+      async handler({ pluginId }) {
+        return { name: pluginId, config: await manager().currentConfig(pluginId) };
+      },
+    }),
     configure: defineOperation({
       name: 'accessory_hub.plugins.config',
       summary: "Configure a plugin: the body is validated against its config.schema.json (400 naming the field) and written as its platform or accessory block of config.json; Homebridge restarts.",
@@ -249,7 +259,13 @@ const Importable = Type.Object({
 });
 const AccessoryId = Type.String({ minLength: 1, maxLength: 50, pattern: '^hb-[0-9]+$' });
 
-export function importOperations(imports: AccessoryImports | undefined, bridge: PluginBridge | undefined) {
+/** The home's rooms, as an import uses them: to check a room exists, and to put devices in it. */
+export interface ImportRooms {
+  requireAll(ids: Iterable<string>): void;
+  assign(spaceId: string, deviceIds: string[], mode: 'add'): Promise<unknown>;
+}
+
+export function importOperations(imports: AccessoryImports | undefined, bridge: PluginBridge | undefined, rooms?: ImportRooms) {
   const manager = () => {
     if (!imports) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
     return imports;
@@ -292,11 +308,14 @@ export function importOperations(imports: AccessoryImports | undefined, bridge: 
       name: 'accessory_hub.import',
       summary:
         "Make an accessory hub devices, one per HAP service, each of its service's class (docs/devices.md): a Lightbulb is a light with the light's standard commands, written back over HAP with HAP's units; services the hub does not know stay one generic device (set_<key> {value}).",
+      description: 'With `spaceId`, its devices go into that room in the same step (an unknown room is 404 before anything is imported).',
       access: OS_ADMIN,
-      input: Type.Object({ accessoryId: AccessoryId }),
+      input: Type.Object({ accessoryId: AccessoryId, spaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The room (space) its devices go into.' })) }),
       output: Imported,
-      async handler({ accessoryId }) {
+      async handler({ accessoryId, spaceId }) {
+        if (spaceId !== undefined) rooms?.requireAll([spaceId]);
         const { item, deviceId, deviceIds } = await manager().import(accessoryId);
+        if (spaceId !== undefined) await rooms?.assign(spaceId, deviceIds, 'add');
         await bridge?.enqueue('import', item.id);
         return { accessoryId: item.id, aid: item.aid, name: item.name, deviceId, deviceIds };
       },

@@ -192,6 +192,18 @@ export class PluginManager {
     return { name, block };
   }
 
+  /** The plugin's block of config.json without its platform or accessory key; {} when it has none. */
+  async currentConfig(name: string): Promise<Record<string, unknown>> {
+    const schema = await this.configSchema(name);
+    const type = schema.pluginType === 'accessory' ? 'accessory' : 'platform';
+    const config = await this.deps.homebridge.config();
+    const blocks = (config[type === 'platform' ? 'platforms' : 'accessories'] as Array<Record<string, unknown>> | undefined) ?? [];
+    const block = blocks.find((b) => b[type] === schema.pluginAlias);
+    if (!block) return {};
+    const { [type]: _alias, ...rest } = block;
+    return rest;
+  }
+
   /** The plugin's schema compiled in standard JSON Schema (cached while its text stays the same); 422 when ajv cannot compile it. */
   private validator(name: string, schema: unknown): ValidateFunction {
     const source = JSON.stringify(schema);

@@ -34,6 +34,7 @@ export const accessoryHubRoutes: FastifyPluginAsync<OsApiOptions> = async (app, 
   route('POST', '/accessory-hub/plugins/:pluginId/enable', ops.enable);
   route('POST', '/accessory-hub/plugins/:pluginId/disable', ops.disable);
   // The body is the plugin's configuration as a whole (validated against its own schema).
+  route('GET', '/accessory-hub/plugins/:pluginId/config', ops.currentConfig);
   route('POST', '/accessory-hub/plugins/:pluginId/config', ops.configure);
   route('GET', '/accessory-hub/external-accessories', ops.external);
 

@@ -16,6 +16,7 @@ export const HOME_AREA: WebArea = {
   manifest: '/os/manifest.webmanifest',
   adminNav: [
     { href: '/os/add', label: 'Add devices' },
+    { href: '/os/plugins', label: 'Plugins' },
     { href: '/admin/', label: 'Admin' },
   ],
   nav: [

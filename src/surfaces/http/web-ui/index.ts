@@ -10,6 +10,7 @@ import { addDevicesPage } from './add-devices.js';
 import { clientAssetRoutes } from './client-assets.js';
 import { homePage } from './home.js';
 import { liveStateRoute } from './live.js';
+import { pluginsPage } from './plugins.js';
 import { mediaPage } from './media.js';
 import { programsPage } from './programs.js';
 import { remotesPage } from './remotes.js';
@@ -35,5 +36,6 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   remotesPage(app, hub);
   roomsPage(app, hub);
   addDevicesPage(app, hub);
+  pluginsPage(app, hub);
   liveStateRoute(app, hub);
 };

@@ -23,7 +23,7 @@ export function liveStateRoute(app: FastifyInstance, hub: Hub): void {
       config: { access: 'stream' },
       schema: {
         tags: [HOME_AREA.tag],
-        summary: 'Server-sent events for the web UI: `ready`, then `state` ({deviceId, changed}), `online` ({deviceId, online}) and `reading` ({deviceId, reading, online}: the canonical reading tiles draw) of the devices the session sees.',
+        summary: 'Server-sent events for the web UI: `ready`, then `state` ({deviceId, changed}), `online` ({deviceId, online}) and `reading` ({deviceId, reading, online}: the canonical reading tiles draw) of the devices the session sees; for an administrator also `plugin_progress` (the lines npm prints and the outcome of a plugin install or uninstall).',
         produces: ['text/event-stream'],
         response: { 200: Type.String({ description: 'text/event-stream' }), '4xx': ErrorBody },
       },
@@ -73,6 +73,11 @@ export function liveStateRoute(app: FastifyInstance, hub: Hub): void {
             () => stream.close(),
           );
         });
+      }
+      // An administrator's pages follow a plugin install or uninstall as npm reports it.
+      const me = (await hub.operations.invoke(hub.ops.auth.me.name, {}, caller)) as { role: string };
+      if (me.role === 'admin') {
+        hub.events.on(owner, 'accessory_hub.plugin_progress', (e) => stream.send('plugin_progress', e));
       }
       for (const event of CREDENTIALS_CHANGED) {
         hub.events.on(owner, event, () => {

@@ -68,7 +68,10 @@ export function roomsPage(app: FastifyInstance, hub: Hub): void {
     operation: home.removeSpace,
     input: (_f, p) => ({ json: {}, text: { params: { id: p.id } } }),
     back: () => '/os/rooms',
-    done: (r) => `Room removed; ${(r as { unassignedDevices: string[] }).unassignedDevices.length} devices are in no room now.`,
+    done: (r) => {
+      const n = (r as { unassignedDevices: string[] }).unassignedDevices.length;
+      return n === 0 ? 'Room removed.' : `Room removed; ${n === 1 ? 'its device is' : `its ${n} devices are`} in no room now.`;
+    },
   });
   bindAreaForm(app, hub, HOME_AREA, {
     url: '/devices/:id/room',

@@ -98,6 +98,7 @@ button[value=play] .when-pause,button[value=pause] .when-play{display:none}
 .js .apply,.js .confirm{display:none}
 ul.plain{list-style:none;margin:0;padding:0}ul.plain>li{display:flex;flex-wrap:wrap;gap:.4rem 1rem;align-items:center;padding:.35rem 0;border-bottom:1px solid var(--line)}
 details>summary{cursor:pointer;color:var(--accent)}
+.field-error{display:block;color:var(--bad);font-size:.9rem}.schema-form fieldset{border:1px solid var(--line);border-radius:.4rem;margin:.6rem 0;padding:.4rem .8rem}div.row{display:flex;flex-wrap:wrap;gap:.6rem}
 dialog[open]{position:fixed;inset:0;margin:auto;height:fit-content;width:min(28rem,92vw);z-index:3;background:var(--card);color:var(--fg);border:1px solid var(--line);border-radius:.75rem;box-shadow:0 0 0 100vmax rgba(0,0,0,.45)}
 @media (max-width:40rem){main{padding:.5rem}th,td{padding:.3rem .2rem}.tiles{grid-template-columns:1fr}}
 `;

@@ -182,9 +182,43 @@ async function send(form: HTMLFormElement, submitter: HTMLElement | null): Promi
   }
 }
 
+/**
+ * A plugin install stays on its page while npm runs, so that npm's lines (the live stream's
+ * `plugin_progress`) show as they come; the outcome then comes as any form's would.
+ */
+async function install(form: HTMLFormElement): Promise<void> {
+  const box = document.getElementById('plugin-progress');
+  const fields = new URLSearchParams();
+  for (const [key, value] of new FormData(form)) if (typeof value === 'string') fields.append(key, value);
+  const name = fields.get('pluginId') ?? '';
+  if (box) {
+    box.hidden = false;
+    box.textContent = `Installing ${name}…\n`;
+  }
+  for (const button of document.querySelectorAll<HTMLButtonElement>('form.install button')) button.disabled = true;
+  let failure: string;
+  try {
+    const response = await fetch(form.action, { method: 'POST', body: fields, headers: { accept: 'application/json', 'x-csrf-token': csrf }, credentials: 'same-origin' });
+    if (response.ok) {
+      window.location.assign(`/os/plugins?done=${encodeURIComponent(`${name} is installed.`)}`);
+      return;
+    }
+    const body = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
+    failure = body.error?.message ?? `The hub answered ${response.status}.`;
+  } catch {
+    failure = 'The hub did not answer; check the connection.';
+  }
+  window.location.assign(`/os/plugins?error=${encodeURIComponent(failure)}`);
+}
+
 function enhanceControls(): void {
   document.addEventListener('submit', (event) => {
     const form = event.target;
+    if (form instanceof HTMLFormElement && form.classList.contains('install')) {
+      event.preventDefault();
+      void install(form);
+      return;
+    }
     if (!(form instanceof HTMLFormElement) || !form.classList.contains('control')) return;
     event.preventDefault();
     void send(form, event.submitter);
@@ -217,8 +251,19 @@ function status(state: 'online' | 'reconnecting' | 'offline'): void {
   line.textContent = state === 'online' ? 'Hub online' : state === 'reconnecting' ? 'Reconnecting to the hub…' : 'Offline: no connection to the hub';
 }
 
+/** A plugin install's progress: npm's lines as they come, then the outcome (the plugins page). */
+function showProgress(event: MessageEvent<string>): void {
+  const box = document.getElementById('plugin-progress');
+  if (!box) return;
+  const p = JSON.parse(event.data) as { pluginId: string; line?: string; outcome?: string; error?: string };
+  box.hidden = false;
+  const text = p.line ?? (p.outcome === 'succeeded' ? `${p.pluginId}: done.` : `${p.pluginId}: failed${p.error ? `: ${p.error}` : ''}.`);
+  box.textContent = `${box.textContent ?? ''}${text}\n`.split('\n').slice(-200).join('\n');
+  box.scrollTop = box.scrollHeight;
+}
+
 function live(): void {
-  if (!('EventSource' in window) || document.querySelectorAll('.tile').length === 0) return;
+  if (!('EventSource' in window) || (document.querySelectorAll('.tile').length === 0 && !document.getElementById('plugin-progress'))) return;
   let source: EventSource | undefined;
   let retry = 1000;
   const open = () => {
@@ -236,6 +281,7 @@ function live(): void {
         setOnline(tile, change.online);
       }
     });
+    source.addEventListener('plugin_progress', (event) => showProgress(event as MessageEvent<string>));
     source.addEventListener('online', (event) => {
       const change = JSON.parse((event as MessageEvent<string>).data) as { deviceId: string; online: boolean };
       for (const tile of tilesOf(change.deviceId)) setOnline(tile, change.online);
