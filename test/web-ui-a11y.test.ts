@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, newPage, screenshot, signInWithForm } from './support/browser.js';
+import { launchBrowser, newPage, screenshot, seriousViolations, signInWithForm } from './support/browser.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
 import { eventually, TestDriver } from './support/ws-driver.js';
 
@@ -11,28 +10,10 @@ import { eventually, TestDriver } from './support/ws-driver.js';
  * on a phone and on a desktop, in the light and the dark scheme.
  */
 
-const AXE_SOURCE: string = (createRequire(import.meta.url)('axe-core') as { source: string }).source;
-
 let server: TestServer;
 let token: string;
 let driver: TestDriver;
 let browser: Browser;
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  const violations = await page.evaluate<Violation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`);
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
-}
-
 
 beforeAll(async () => {
   server = await startServer();

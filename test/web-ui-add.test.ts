@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startAndroidTvEmulator, type AndroidTvEmulator } from './support/androidtv-emulator.js';
-import { launchBrowser, newPage, screenshot, signInWithForm } from './support/browser.js';
+import { launchBrowser, newPage, screenshot, seriousViolations, signInWithForm } from './support/browser.js';
 import { startMdnsResponder, type MdnsResponder } from './support/mdns-responder.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
 
@@ -73,6 +73,7 @@ describe('adding devices in the browser', () => {
     await row(TV).getByRole('button', { name: 'Pair Den TV' }).click();
     const dialog = page.getByRole('dialog', { name: 'Pair Den TV' });
     await expect.poll(() => dialog.isVisible()).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'os-add-pairing');
     const code = tv.shownCode()!;
     // A code whose first byte is wrong is caught by the hub: the pairing stays open.

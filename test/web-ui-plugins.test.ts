@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, newPage, screenshot, signInWithForm } from './support/browser.js';
+import { launchBrowser, newPage, screenshot, seriousViolations, signInWithForm } from './support/browser.js';
 import { freePort } from './support/net.js';
 import { startNpmRegistry, type NpmRegistry } from './support/npm-registry.js';
 import { ADMIN, startServer, tempDataDir, type TestServer } from './support/server.js';
@@ -80,6 +80,7 @@ describe('Homebridge plugins in the browser', () => {
     await page.getByRole('button', { name: 'Save and restart Homebridge' }).click();
     await expect.poll(() => page.locator('.field-error').first().textContent()).toMatch(/fewer than 1 character/);
     expect(await page.getByRole('textbox', { name: 'Name', exact: true }).getAttribute('aria-invalid')).toBe('true');
+    expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'os-plugin-config');
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Desk switch');
     await page.getByRole('button', { name: 'Save and restart Homebridge' }).click();
@@ -104,6 +105,7 @@ describe('Homebridge plugins in the browser', () => {
       30_000,
       'the accessory offered for import',
     );
+    expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'os-plugins');
     const item = page.locator('[data-accessory]').filter({ hasText: 'Desk switch' });
     await item.getByLabel('Room for Desk switch').selectOption({ label: 'Office' });
