@@ -181,7 +181,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       : undefined;
   // Built after the devices, whose view its events carry; it still starts first (it needs no module).
   const protocol = protocolModule({ events, clock, operations, commands: HUB_COMMANDS, presentDevice: (device) => devices.devices.view(device) });
-  const scenes = scenesModule({ devices: devices.devices, events, clock, log: component('scenes') });
+  const scenes = scenesModule({ devices: devices.devices, audiences: accessGrants, events, clock, log: component('scenes') });
   // Every child process of the hub (local drivers, Homebridge, npm and pip) goes through one runner,
   // which makes sure that none outlives the hub.
   const processRunner = new NodeProcessRunner({ clock, timers, log: component('processes'), recordFile: path.join(config.dataDir, 'run', 'children.json') });

@@ -188,7 +188,7 @@ function operationsUnderTest(server: TestServer, scenes: SceneCatalog) {
       audiences: hub.access,
       now,
     }),
-    ...sceneOperations(scenes),
+    ...sceneOperations(scenes, hub.access, (id) => hub.devices.registry.find(id)),
     ...stateOperations(hub.devices, now),
     ...deviceActionOperations(hub.devices, actions),
   };

@@ -21,6 +21,8 @@ beforeAll(async () => {
   driver = await TestDriver.register(`${server.url.replace('http', 'ws')}/driver`, 'acme.lights');
   driver.serveActions((action) => {
     actions.push(action);
+    // Two scene bridges: one the member will be granted, one never.
+    if (action.command === 'scenes.list') return action.deviceId === 'hall-bridge' ? [{ id: 'evening', name: 'Evening glow' }] : [{ id: 'party', name: 'Attic party' }];
     return { done: action.command };
   });
   driver.send({
@@ -86,6 +88,41 @@ describe('household web UI in a browser', () => {
     await page.reload();
     expect(await page.locator('[data-device]').count()).toBe(1);
     expect(await page.content()).not.toContain('Attic fan');
+  });
+
+  it('runs a scene of a granted device with one tap, and shows no scene of a device the member does not see', async () => {
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'hall-bridge', name: 'Hall bridge', category: 'bridge', capabilities: ['scenes'] } });
+    driver.send({ type: 'DEVICE_DISCOVERED', device: { id: 'attic-bridge', name: 'Attic bridge', category: 'bridge', capabilities: ['scenes'] } });
+    const [hall, attic] = await eventually(async () => {
+      const list = (await json(await server.request('GET', '/app/os/devices', { token }))).devices as Array<{ id: string; name: string }>;
+      const found = ['Hall bridge', 'Attic bridge'].map((name) => list.find((d) => d.name === name)?.id);
+      return found.every(Boolean) ? (found as [string, string]) : undefined;
+    });
+    expect((await server.request('POST', `/app/os/spaces/${ids.space}/devices/assign`, { token, body: { deviceIds: [hall] } })).status).toBe(200);
+    // The hub lists a bridge's scenes when it comes online.
+    const quick = page.getByRole('region', { name: 'Scenes and programs' });
+    await eventually(async () => {
+      await page.goto(`${server.url}/os/`);
+      return (await quick.getByRole('button', { name: 'Run Evening glow' }).count()) === 1;
+    });
+    expect(await quick.getByRole('button', { name: 'Run Evening glow' }).count()).toBe(1);
+    expect(await page.content()).not.toContain('Attic party');
+    // An administrator sees both: the member's page leaves one out, it is not missing.
+    const admin = await newPage(browser);
+    await signIn(admin, ADMIN.username, ADMIN.password);
+    await expect.poll(async () => (await admin.content()).includes('Attic party')).toBe(true);
+    await admin.context().close();
+    const before = actions.length;
+    await quick.getByRole('button', { name: 'Run Evening glow' }).click();
+    await expect.poll(() => page.locator('.flash').first().textContent()).toBe('The scene is on.');
+    expect(actions.slice(before).find((a) => a.command === 'scenes.run')).toMatchObject({ deviceId: 'hall-bridge', params: { sceneId: 'evening' } });
+    // The other one answers as a scene that does not exist, and the member cannot ask every device.
+    const runAs = (sceneId: string) =>
+      page.evaluate<number>(`fetch('/os/scenes/${encodeURIComponent(sceneId)}/run', { method: 'POST', headers: { 'x-csrf-token': document.querySelector('meta[name=csrf-token]').content, accept: 'application/json' } }).then((r) => r.status)`);
+    expect(await runAs(`${attic}:party`)).toBe(404);
+    expect(actions.slice(before).some((a) => a.deviceId === 'attic-bridge' && a.command === 'scenes.run')).toBe(false);
+    // Back out of the room, so the tests after this one see one device.
+    expect((await server.request('POST', '/app/os/spaces/devices/move', { token, body: { deviceId: hall, spaceId: null } })).status).toBe(200);
   });
 
   it('sends a command with its parameters from the device tile', async () => {

@@ -12,6 +12,7 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   spaces('GET', '/spaces/:id', ops.getSpace);
   spaces('GET', '/spaces/:id/devices', ops.spaceDevices);
   spaces('POST', '/spaces/:id/devices/assign', ops.assignDevices);
+  spaces('POST', '/spaces/devices/move', ops.moveDevice);
   spaces('GET', '/spaces/:id/remote-sources', ops.remoteSources);
   spaces('POST', '/spaces/:id/remote-sources/:sourceId/activate', ops.activateSource);
 
