@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { launchBrowser, newPage, screenshot, seriousViolations, signInWithForm } from './support/browser.js';
 import { ADMIN, startServer, type TestServer } from './support/server.js';
 import { eventually, TestDriver } from './support/ws-driver.js';
