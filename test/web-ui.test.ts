@@ -121,6 +121,18 @@ describe('household web UI in a browser', () => {
       page.evaluate<number>(`fetch('/os/scenes/${encodeURIComponent(sceneId)}/run', { method: 'POST', headers: { 'x-csrf-token': document.querySelector('meta[name=csrf-token]').content, accept: 'application/json' } }).then((r) => r.status)`);
     expect(await runAs(`${attic}:party`)).toBe(404);
     expect(actions.slice(before).some((a) => a.deviceId === 'attic-bridge' && a.command === 'scenes.run')).toBe(false);
+    // Activity presets likewise: a mapped control on a granted device is offered, one on a device the member does not see is not.
+    const fan = (((await json(await server.request('GET', '/app/os/devices', { token }))).devices as Array<{ id: string; name: string }>).find((d) => d.name === 'Attic fan'))!.id;
+    for (const [name, deviceId] of [['Lamp on', ids.lamp], ['Attic fan on', fan]] as const) {
+      expect((await server.request('POST', '/app/os/action-maps/save', { token, body: { name, controlKey: name, deviceId, command: 'turn_on' } })).status).toBe(200);
+    }
+    await page.goto(`${server.url}/os/`);
+    expect(await quick.getByRole('button', { name: 'Run Lamp on' }).count()).toBe(1);
+    expect(await page.content()).not.toContain('Attic fan on');
+    const beforePreset = actions.length;
+    await quick.getByRole('button', { name: 'Run Lamp on' }).click();
+    await expect.poll(() => page.locator('.flash').first().textContent()).toBe('Done.');
+    expect(actions.slice(beforePreset).find((a) => a.deviceId === 'lamp-1')).toMatchObject({ command: 'turn_on' });
     // Back out of the room, so the tests after this one see one device.
     expect((await server.request('POST', '/app/os/spaces/devices/move', { token, body: { deviceId: hall, spaceId: null } })).status).toBe(200);
   });

@@ -64,11 +64,7 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
    * (`<deviceId>:<source id>`; device ids are UUIDs, so the device is what precedes the first colon).
    */
   const seesActionMap = (audience: Audience, map: ActionMap) =>
-    (!map.spaceId || audience.seesSpace(map.spaceId)) &&
-    (map.deviceId === undefined || seesDeviceId(audience, map.deviceId)) &&
-    (!map.sourceId || seesDeviceId(audience, map.sourceId.slice(0, map.sourceId.indexOf(':')))) &&
-    (map.macroId === undefined || reach.seesMacro(audience, map.macroId)) &&
-    (map.programId === undefined || reach.seesProgram(audience, map.programId));
+    reach.seesTarget(audience, map) && (!map.sourceId || seesDeviceId(audience, map.sourceId.slice(0, map.sourceId.indexOf(':'))));
   const visibleMacro = (id: string, principal: Principal | undefined): Macro => {
     const macro = macros.macros.get(id);
     if (!reach.seesMacro(audiences.audienceOf(principal), id)) throw homeErrors.MACRO_NOT_FOUND({ id }, { details: { id } });

@@ -37,6 +37,18 @@ export class RoutineReach {
     return devices !== undefined && this.allSeen(audience, devices);
   }
 
+  /**
+   * Whether what a mapped control (or its activity preset) runs stays within what a caller sees:
+   * its room, and the device, macro or program it names.
+   */
+  seesTarget(audience: Audience, target: { spaceId?: string | null; deviceId?: string; macroId?: string; programId?: string }): boolean {
+    if (audience.everything) return true;
+    if (target.spaceId && !audience.seesSpace(target.spaceId)) return false;
+    if (target.deviceId !== undefined && !audience.seesDevice(this.registry.find(target.deviceId))) return false;
+    if (target.macroId !== undefined && !this.seesMacro(audience, target.macroId)) return false;
+    return target.programId === undefined || this.seesProgram(audience, target.programId);
+  }
+
   private allSeen(audience: Audience, deviceIds: Iterable<string>): boolean {
     let any = false;
     for (const id of deviceIds) {

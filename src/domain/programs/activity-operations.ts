@@ -1,10 +1,13 @@
 import { Type } from 'typebox';
 import { failureOf } from '../../platform/errors.js';
-import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { ANY_ACCOUNT, defineOperation, OS_ADMIN, type Principal } from '../../platform/operations.js';
+import type { AudienceResolver } from '../access/audience.js';
+import type { RoutineReach } from '../home/routine-reach.js';
 import { DeviceActionResultSchema, Id, MacroRunSchema, PresetSchema } from '../home/schemas.js';
 import type { ActionMapRunner } from './action-maps.js';
 import { ActionMapOutcomeSchema } from './action-map-schemas.js';
-import type { ActivityPresets } from './presets.js';
+import { programErrors } from './errors.js';
+import type { ActivityPreset, ActivityPresets } from './presets.js';
 import type { ProgramService } from './program-service.js';
 import { ProgramRunSchema } from './run-schema.js';
 
@@ -15,7 +18,13 @@ const Wait = Type.Optional(Type.Boolean({ description: 'Answer when the run has 
  * generated from programs and mapped controls. They are programs' operations (they run programs),
  * listed with the home's in `hub.ops.home`.
  */
-export function activityOperations(programs: ProgramService, presets: ActivityPresets, actionMaps: ActionMapRunner) {
+export function activityOperations(programs: ProgramService, presets: ActivityPresets, actionMaps: ActionMapRunner, visibility: { audiences: AudienceResolver; reach: RoutineReach }) {
+  const { audiences, reach } = visibility;
+  /** A preset is seen with what it runs: its program, or its mapped control's room and target. */
+  const seesPreset = (principal: Principal | undefined, preset: ActivityPreset) => {
+    const audience = audiences.audienceOf(principal);
+    return preset.kind === 'program' ? reach.seesProgram(audience, preset.programId!) : reach.seesTarget(audience, preset);
+  };
   return {
     runZoneProgram: defineOperation({
       name: 'zones.program.run',
@@ -30,19 +39,20 @@ export function activityOperations(programs: ProgramService, presets: ActivityPr
     }),
     listPresets: defineOperation({
       name: 'activity_presets.list',
-      summary: 'Activity presets, generated from programs and mapped controls.',
-      access: OS_ADMIN,
+      summary: 'Activity presets, generated from programs and mapped controls; a user without the admin role sees those whose program or target is within what is granted to them.',
+      access: ANY_ACCOUNT,
       input: Type.Object({}),
       output: Type.Object({ presets: Type.Array(PresetSchema) }),
-      async handler() {
-        return { presets: presets.list() };
+      async handler(_input, { principal }) {
+        return { presets: presets.list().filter((preset) => seesPreset(principal, preset)) };
       },
     }),
     runPreset: defineOperation({
       name: 'activity_presets.run',
       journal: 'activity',
       summary: 'Run an activity preset: its program, or its mapped control\'s target (device command, macro or program).',
-      access: OS_ADMIN,
+      description: 'A preset the caller does not see answers 404 PRESET_NOT_FOUND, as one that does not exist.',
+      access: ANY_ACCOUNT,
       input: Type.Object({ id: Id, wait: Wait }),
       output: Type.Object({
         presetId: Type.String(),
@@ -50,7 +60,9 @@ export function activityOperations(programs: ProgramService, presets: ActivityPr
         action: Type.Optional(DeviceActionResultSchema),
         macro: Type.Optional(MacroRunSchema),
       }),
-      async handler({ id, wait }) {
+      async handler({ id, wait }, { principal }) {
+        const preset = presets.list().find((p) => p.id === id);
+        if (preset && !seesPreset(principal, preset)) throw programErrors.PRESET_NOT_FOUND({ id }, { details: { id } });
         return presets.run(id, wait ?? false);
       },
     }),

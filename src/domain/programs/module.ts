@@ -69,7 +69,7 @@ export function programsModule({ catalog, runs, fires, devices, zones, macros, a
     operations: {
       programs: programOperations(programs, { audiences, reach }),
       automations: automationOperations(programs),
-      activities: activityOperations(programs, presets, actionMaps),
+      activities: activityOperations(programs, presets, actionMaps, { audiences, reach }),
     },
     async start() {
       await programs.start();
