@@ -8,11 +8,11 @@ import { csrfTokenFor } from '../web/csrf.js';
 import { formFields, wantsHtml } from '../web/forms.js';
 import { html, page } from '../web/html.js';
 import { adminCredential } from './credential.js';
+import { ADMIN_AREA } from './panel-kit.js';
+import { nextWithin } from '../web/pages.js';
 
 /** Only a path of the panel itself is a place to go back to after signing in (no open redirect). */
-function nextPath(value: unknown): string {
-  return typeof value === 'string' && /^\/admin\/[A-Za-z0-9/_-]*(\?[^\s]*)?$/.test(value) ? value : '/admin/';
-}
+const nextPath = (value: unknown) => nextWithin(ADMIN_AREA, value);
 
 function loginPage(next: string, problem?: string): string {
   return page({

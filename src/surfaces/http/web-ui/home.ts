@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import type { PendingPairing } from '../../../domain/remotes/pairing.js';
-import { DomainError } from '../../../platform/errors.js';
 import type { Operation } from '../../../platform/operations.js';
 import { defined, text } from '../web/forms.js';
 import { csrfField, html, raw, type Html } from '../web/html.js';
-import { bindAreaForm, bindPage, type PageContext } from '../web/pages.js';
+import { bindAreaForm, bindPage, optionalPart, type PageContext } from '../web/pages.js';
 import { HOME_AREA } from './area.js';
 import { CLIENT_SCRIPT } from './client-assets.js';
 import { pairingSection } from './remotes.js';
@@ -24,15 +23,11 @@ interface QuickAction {
 
 /**
  * What the account may list of an optional part of the page: a part the account's scope or role
- * does not reach (scenes and presets are the OS API's) is left out rather than failing the page.
+ * does not reach (the favourites are the OS API's) is left out rather than failing the page.
  */
 async function mayList<T>(ctx: PageContext, operation: Operation, pick: (answer: never) => T[]): Promise<T[]> {
-  try {
-    return pick(await ctx.call<never>(operation));
-  } catch (err) {
-    if (err instanceof DomainError && err.kind === 'forbidden') return [];
-    throw err;
-  }
+  const part = await optionalPart(() => ctx.call<never>(operation), (err) => err.kind === 'forbidden');
+  return 'value' in part ? pick(part.value) : [];
 }
 
 function quickActions(actions: QuickAction[], csrf: string): Html {

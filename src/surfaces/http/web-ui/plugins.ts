@@ -7,7 +7,7 @@ import { callerOf } from '../credentials.js';
 import { ErrorBody } from '../errors.js';
 import { formFields, text, wantsHtml, withFlash } from '../web/forms.js';
 import { csrfField, html, page, type Html } from '../web/html.js';
-import { bindAreaForm, bindPage, sessionCsrf } from '../web/pages.js';
+import { bindAreaForm, bindPage, optionalPart, sessionCsrf } from '../web/pages.js';
 import { configFromFields, fieldErrorsFromAjv, renderSchemaForm, type FieldErrors, type PluginSchemaFile } from '../web/schema-form.js';
 import { HOME_AREA, householdCredential } from './area.js';
 import { CLIENT_SCRIPT } from './client-assets.js';
@@ -30,15 +30,8 @@ interface Importable {
 
 const configUrl = (name: string) => `/os/plugins/config?plugin=${encodeURIComponent(name)}`;
 
-/** A part of the page the accessory hub may not offer right now (off, Homebridge starting): said in words. */
-async function orUnavailable<T>(work: () => Promise<T>): Promise<{ value: T } | { problem: string }> {
-  try {
-    return { value: await work() };
-  } catch (err) {
-    if (err instanceof DomainError && err.kind !== 'internal' && err.kind !== 'unauthenticated' && err.kind !== 'forbidden') return { problem: err.message };
-    throw err;
-  }
-}
+/** A part of the page the accessory hub may not offer right now (off, Homebridge starting, the registry out of reach): said in words. */
+const orUnavailable = <T>(work: () => Promise<T>) => optionalPart(work, (err) => !['internal', 'unauthenticated', 'forbidden'].includes(err.kind));
 
 function pluginRow(p: Plugin, csrf: string): Html {
   const post = (action: string, label: string, cls = 'secondary') =>

@@ -6,9 +6,10 @@ import { callerOf, SESSION_COOKIE } from '../credentials.js';
 import { ErrorBody } from '../errors.js';
 import { formFields } from '../web/forms.js';
 import { html, page } from '../web/html.js';
-import { householdCredential } from './area.js';
+import { HOME_AREA, householdCredential } from './area.js';
+import { nextWithin } from '../web/pages.js';
 
-const nextPath = (value: unknown) => (typeof value === 'string' && /^\/os\/[A-Za-z0-9/_-]*$/.test(value) ? value : '/os/');
+const nextPath = (value: unknown) => nextWithin(HOME_AREA, value);
 
 export function signInPage(next: string, problem?: string): string {
   return page({

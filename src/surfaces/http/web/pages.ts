@@ -55,6 +55,29 @@ function asCallInput(input: CallInput | Record<string, unknown> | undefined): Ca
   return { json: input };
 }
 
+/**
+ * Where a browser may be sent after a form of the area (`next`): a path of the area itself, with
+ * an optional query, never another site (no open redirect); else the area's first page.
+ */
+export function nextWithin(area: Pick<WebArea, 'nav'>, value: unknown): string {
+  const home = area.nav[0]?.href ?? '/';
+  return typeof value === 'string' && value.startsWith(home) && /^\/[A-Za-z0-9/_-]*(\?[^\s]*)?$/.test(value) ? value : home;
+}
+
+/**
+ * A part of a page that may be missing for a reason worth saying rather than failing the page
+ * (the account's role does not reach it, the accessory hub is off): the failures `tolerated`
+ * accepts become `{problem}`, every other one is thrown.
+ */
+export async function optionalPart<T>(work: () => Promise<T>, tolerated: (err: DomainError) => boolean): Promise<{ value: T } | { problem: string }> {
+  try {
+    return { value: await work() };
+  } catch (err) {
+    if (err instanceof DomainError && tolerated(err)) return { problem: err.message };
+    throw err;
+  }
+}
+
 /** The CSRF token of the request's session, or '' for a bearer-only client (which needs none). */
 export function sessionCsrf(request: FastifyRequest, cookie: string): string {
   const session = request.cookies?.[cookie];

@@ -6,13 +6,7 @@ import { callerOf } from '../credentials.js';
 import { ErrorBody } from '../errors.js';
 import { formFields, wantsHtml } from './forms.js';
 import { html, page } from './html.js';
-import { sessionCsrf, type WebArea } from './pages.js';
-
-/** A `next` the page may send the browser to: a path of the same area, nothing else. */
-function nextIn(area: WebArea, value: unknown): string {
-  const home = area.nav[0]?.href ?? '/';
-  return typeof value === 'string' && value.startsWith(home) && /^\/[A-Za-z0-9/_-]*$/.test(value) ? value : home;
-}
+import { nextWithin, sessionCsrf, type WebArea } from './pages.js';
 
 function passwordPage(area: WebArea, options: { csrf: string; next: string; forced: boolean; problem?: { field?: string; text: string } }): string {
   const fieldError = (field: string) => (options.problem?.field === field ? html`<span class="field-error" id="${field}-error">${options.problem.text}</span>` : '');
@@ -58,7 +52,7 @@ export function bindPasswordPage(app: FastifyInstance, hub: Hub, area: WebArea):
         if (wantsHtml(request) && err instanceof DomainError && err.kind === 'unauthenticated') return reply.redirect(`${area.signInUrl}?next=${encodeURIComponent(area.passwordUrl)}`, 303);
         throw err;
       }
-      const next = nextIn(area, (request.query as { next?: string }).next);
+      const next = nextWithin(area, (request.query as { next?: string }).next);
       return reply
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-store')
@@ -80,7 +74,7 @@ export function bindPasswordPage(app: FastifyInstance, hub: Hub, area: WebArea):
     },
     async (request: FastifyRequest, reply: FastifyReply) => {
       const fields = formFields(request);
-      const next = nextIn(area, fields.next);
+      const next = nextWithin(area, fields.next);
       const csrf = sessionCsrf(request, area.cookie);
       // The page answers a browser with the form again; any other client gets the CONTRACT error.
       const browser = wantsHtml(request);
