@@ -11,6 +11,8 @@ export interface Config {
   /** Separate port for the driver WebSocket; undefined means the main HTTP server. */
   driverWsPort: number | undefined;
   dataDir: string;
+  /** MQTT (docs/mqtt.md): off when `url` is undefined. */
+  mqtt: MqttConfig;
   /** PostgreSQL's URL when set (DATABASE_URL); SQLite under dataDir otherwise. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
@@ -296,6 +298,55 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     streamBatchMs: integer(env, 'STREAM_BATCH_MS', 25, 0, 1000),
     startupHoldMs: integer(env, 'STARTUP_HOLD_MS', 10_000, 0, 120_000),
     media: mediaConfig(env),
+    mqtt: mqttConfig(env),
+  };
+}
+
+export interface MqttConfig {
+  /** MQTT_URL: the household's broker (`mqtt://user:pass@host:1883`, `mqtts://…`), `embedded`, or undefined (off). */
+  url: string | undefined;
+  /** The embedded broker's port and address (MQTT_URL=embedded). */
+  port: number;
+  bind: string;
+  discoveryPrefix: string;
+  /** MQTT_EXPOSE=on: the hub's own devices are published as discovery configs. */
+  expose: boolean;
+  /** Where the exposed devices' state and command topics live. */
+  baseTopic: string;
+  /** Bounds of what the hub reads: a discovery config, a state payload. */
+  maxConfigBytes: number;
+  maxPayloadBytes: number;
+}
+
+const MQTT_TOPIC_LEVEL = /^[A-Za-z0-9_-]{1,64}(\/[A-Za-z0-9_-]{1,64}){0,3}$/;
+
+function mqttConfig(env: Env): MqttConfig {
+  const raw = text(env, 'MQTT_URL', '').trim();
+  let mqttUrl: string | undefined;
+  if (raw === 'embedded') mqttUrl = 'embedded';
+  else if (raw !== '') {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError('MQTT_URL', 'expected mqtt://[user:pass@]host[:port], mqtts://…, ws(s)://… or "embedded"');
+    }
+    if (!['mqtt:', 'mqtts:', 'ws:', 'wss:', 'tcp:', 'ssl:'].includes(parsed.protocol)) throw new ConfigError('MQTT_URL', `expected an mqtt://, mqtts://, ws:// or wss:// URL, got a ${parsed.protocol} URL`);
+    mqttUrl = raw;
+  }
+  const prefix = text(env, 'MQTT_DISCOVERY_PREFIX', 'homeassistant');
+  if (!MQTT_TOPIC_LEVEL.test(prefix)) throw new ConfigError('MQTT_DISCOVERY_PREFIX', 'use letters, digits, _ and - (up to four levels separated by /)');
+  const baseTopic = text(env, 'MQTT_BASE_TOPIC', 'hcs');
+  if (!MQTT_TOPIC_LEVEL.test(baseTopic)) throw new ConfigError('MQTT_BASE_TOPIC', 'use letters, digits, _ and - (up to four levels separated by /)');
+  return {
+    url: mqttUrl,
+    port: integer(env, 'MQTT_PORT', 1883, 0, 65535),
+    bind: text(env, 'MQTT_BIND', '0.0.0.0'),
+    discoveryPrefix: prefix,
+    expose: oneOf(env, 'MQTT_EXPOSE', ['on', 'off'], 'off') === 'on',
+    baseTopic,
+    maxConfigBytes: integer(env, 'MQTT_MAX_CONFIG_BYTES', 64 * 1024, 1024, 1024 * 1024),
+    maxPayloadBytes: integer(env, 'MQTT_MAX_PAYLOAD_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
   };
 }
 

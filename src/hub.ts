@@ -72,6 +72,8 @@ import { NodeFileStore } from './adapters/files/node-file-store.js';
 import { processesModule } from './adapters/process/module.js';
 import { secretsModule } from './adapters/secrets/module.js';
 import { SECRET_KEY_FILE } from './platform/secret-box.js';
+import { MqttLink } from './adapters/mqtt/runtime.js';
+import { brokerUsers, MqttCommandCaller, mqttModule } from './domain/mqtt/module.js';
 
 /**
  * The domain core, assembled: one module per domain folder, built here from its typed
@@ -456,12 +458,41 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...(config.aiBackend === 'ollama' ? { backend: new OllamaBackend(config.aiOllamaUrl, config.aiModel, config.aiRecommendedModels) } : {}),
     graphLoaded: () => readiness.waitingFor.length === 0 || !readiness.waitingFor.includes('graph'), events, clock, registry: operations });
   const metrics = metricsModule(auth.auth);
+  // MQTT (docs/mqtt.md): the embedded broker's users, and the link when MQTT_URL is set.
+  const mqttUsers = brokerUsers(documents('mqtt_broker_user'), clock);
+  const mqttCaller = new MqttCommandCaller({ registry: operations, auth: auth.auth, accounts: auth.accounts, clock });
+  const mqttUrl = config.mqtt.url;
+  const mqtt = mqttModule({
+    mode: mqttUrl === undefined ? 'off' : mqttUrl === 'embedded' ? 'embedded' : 'external',
+    runtime:
+      mqttUrl === undefined
+        ? undefined
+        : new MqttLink({
+            config: { ...config.mqtt, url: mqttUrl },
+            manager: devices.drivers,
+            integrations: drivers.builtIns,
+            devices: devices.devices,
+            events,
+            hubId: () => fleet.fleet.id,
+            command: (deviceId, command, params) => mqttCaller.command(deviceId, command, params),
+            verifyUser: (username, password) => mqttUsers.verify(username, password),
+            ...(cluster ? { placement: cluster.placement } : {}),
+            actionTimeoutMs: config.actionTimeoutMs,
+            clock,
+            timers,
+            log: component('mqtt'),
+          }),
+    users: mqttUsers,
+    caller: mqttCaller,
+    devices: devices.devices,
+    baseTopic: config.mqtt.baseTopic,
+  });
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
   const activity = activityModule({ repository: new KyselyActivityRepository(db), operations, clock, timers, log: component('activity'), names: (id) => devices.registry.find(id)?.name });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics]);
+  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -494,6 +525,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...accessoryHub.operations,
     ...ai.operations,
     ...metrics.operations,
+    ...mqtt.operations,
   };
 
   return {

@@ -59,6 +59,9 @@ describe('HA value templates', () => {
   it('fails to compile a syntax error, with TemplateError', () => {
     expect(() => compileTemplate('{{ value_json. }}')).toThrow(TemplateError);
     expect(() => compileTemplate('{% if value %}')).toThrow(TemplateError);
+    // What the hub lacks is refused when the config is read, not on every payload.
+    expect(() => compileTemplate('{{ value | regex_findall("x") }}')).toThrow(/filter not available: regex_findall/);
+    expect(() => compileTemplate('{{ now() }}')).toThrow(/function not available: now/);
   });
 
   it('keeps templates away from Node', () => {

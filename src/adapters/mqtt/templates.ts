@@ -227,6 +227,8 @@ const ENVIRONMENT_OPTIONS = { autoescape: false, throwOnUndefined: false };
 const environment = new HomeAssistantEnvironment([], ENVIRONMENT_OPTIONS);
 for (const [name, filter] of Object.entries(HOME_ASSISTANT_FILTERS)) environment.addFilter(name, filter);
 environment.addGlobal('range', boundedRange);
+/** The functions a template may call. */
+const CALLABLE_GLOBALS = new Set(['range']);
 
 // ---- the checks on the syntax tree ---------------------------------------------------------------
 
@@ -264,6 +266,9 @@ function refusal(node: TemplateNode): string | undefined {
   if (node.typename === 'Symbol' && !IDENTIFIER.test(String(node.value))) return `'${String(node.value)}' is no name`;
   if (node.typename === 'Literal' && node.value instanceof RegExp) return 'regular expression literals are not supported';
   if ((node.typename === 'FunCall' || node.typename === 'Filter') && !isName(node.name)) return 'only a name can be called';
+  // Refused when the config is read, not on every payload: a filter or function the hub lacks (regex_findall, now()…).
+  if (node.typename === 'Filter' && !ALLOWED_FILTERS.has(String((node.name as TemplateNode).value))) return `filter not available: ${String((node.name as TemplateNode).value)}`;
+  if (node.typename === 'FunCall' && !CALLABLE_GLOBALS.has(String((node.name as TemplateNode).value))) return `function not available: ${String((node.name as TemplateNode).value)}()`;
   if (node.typename === 'Is' && !isName(node.right) && !(isNode(node.right) && isName(node.right.name))) return 'a test must be a name';
   if (node.typename === 'For' && !(isName(node.name) || (isNode(node.name) && (node.name.children as unknown[]).every(isName)))) return 'a loop variable must be a name';
   if (node.typename === 'Set' && !(node.targets as unknown[]).every(isName)) return 'set needs names';

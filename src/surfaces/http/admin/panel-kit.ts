@@ -23,6 +23,7 @@ export const ADMIN_AREA: WebArea = {
     { href: '/admin/panel/ir', label: 'IR devices' },
     { href: '/admin/panel/logs', label: 'Logs' },
     { href: '/admin/panel/backups', label: 'Backups' },
+    { href: '/admin/panel/mqtt', label: 'MQTT' },
   ],
 };
 

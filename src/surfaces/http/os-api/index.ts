@@ -9,6 +9,7 @@ import { fleetRoutes } from './fleet.js';
 import { homeRoutes } from './home.js';
 import { releaseRoutes } from './releases.js';
 import { mediaRoutes } from './media.js';
+import { mqttRoutes } from './mqtt.js';
 import { programRoutes } from './programs.js';
 import { remoteRoutes } from './remotes.js';
 import { stateStreamRoute } from '../../sse/state-stream.js';
@@ -38,5 +39,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(accessoryHubRoutes, options);
   await app.register(aiRoutes, options);
   await app.register(activityRoutes, options);
+  await app.register(mqttRoutes, options);
   await app.register(stateStreamRoute, options);
 };

@@ -1,0 +1,248 @@
+import { randomBytes } from 'node:crypto';
+import type { MqttConfig } from '../../config.js';
+import type { Clock, Timers } from '../../platform/clock.js';
+import { messageOf } from '../../platform/network-failures.js';
+import { attachBuiltInDriver, type BuiltInIntegrations } from '../../domain/drivers/builtin.js';
+import type { DriverManager, DriverManagerLogger } from '../../domain/drivers/driver-manager.js';
+import type { DriverPlacement } from '../../domain/drivers/local/driver-process.js';
+import type { DeviceService } from '../../domain/devices/device-service.js';
+import type { DomainEventBus } from '../../domain/events.js';
+import type { MqttRuntime, MqttRuntimeStatus } from '../../domain/mqtt/ports.js';
+import { brokerLabel, MqttConnection } from './connection.js';
+import { MqttImport } from './discovery-integration.js';
+import { BrokerPortInUseError, startEmbeddedBroker, type EmbeddedBroker } from './embedded-broker.js';
+import { MAX_TOPIC_CHARS } from './entities.js';
+import { MqttExposure } from './exposure.js';
+
+/** The lease a cluster's instances compete for: one of them holds the MQTT link. */
+export const MQTT_LEASE = 'builtin:mqtt';
+
+export interface MqttLinkOptions {
+  config: MqttConfig & { url: string };
+  manager: DriverManager;
+  integrations: BuiltInIntegrations;
+  devices: DeviceService;
+  events: DomainEventBus;
+  /** This hub's id (stable across restarts): its node in discovery topics and unique ids. */
+  hubId(): string;
+  /** Runs a command published to an exposed device, as the `mqtt` caller. */
+  command(deviceId: string, command: string, params: Record<string, unknown>): Promise<unknown>;
+  /** The embedded broker's admin-created users. */
+  verifyUser(username: string, password: string): Promise<boolean>;
+  /** In a cluster: the lease that decides which instance runs the link. */
+  placement?: DriverPlacement;
+  actionTimeoutMs: number;
+  clock: Clock;
+  timers: Timers;
+  log: DriverManagerLogger & { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+}
+
+interface Active {
+  connection: MqttConnection;
+  discovery: MqttImport;
+  exposure: MqttExposure | undefined;
+  detach: () => void;
+  broker: EmbeddedBroker | undefined;
+}
+
+/**
+ * The MQTT link (docs/mqtt.md): the embedded broker when MQTT_URL=embedded, the one connection,
+ * discovery attached as the built-in integration `mqtt`, and the exposure when MQTT_EXPOSE=on.
+ * In a cluster only the instance holding the lease runs it; the others stand by and take it over
+ * when that instance dies or lets go. Nothing here may stop the hub: a broker port in use or a
+ * broker that is down is a status, and the connection keeps trying with back-off.
+ */
+export class MqttLink implements MqttRuntime {
+  private active: Active | undefined;
+  private role: 'active' | 'standby' = 'standby';
+  private holder: string | undefined;
+  private embeddedError: string | undefined;
+  private stopped = false;
+  private changing: Promise<void> = Promise.resolve();
+  private unwatch: (() => void) | undefined;
+  private lastDiscovery: ReturnType<MqttImport['importStatus']> | undefined;
+
+  constructor(private readonly o: MqttLinkOptions) {}
+
+  /** This hub's short node id: 8 letters or digits of its hub id. */
+  private node(): string {
+    return this.o.hubId().replace(/[^A-Za-z0-9]/g, '').slice(0, 8) || 'hub';
+  }
+
+  private get embedded(): boolean {
+    return this.o.config.url === 'embedded';
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    const placement = this.o.placement;
+    if (placement) this.unwatch = placement.watch(() => void this.serialized(() => this.rebalance()));
+    await this.serialized(() => this.rebalance());
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unwatch?.();
+    await this.serialized(async () => {
+      const wasActive = this.active !== undefined;
+      await this.deactivate();
+      if (wasActive && this.o.placement) await this.o.placement.release(MQTT_LEASE).catch(() => undefined);
+    });
+  }
+
+  private serialized(work: () => Promise<void>): Promise<void> {
+    const next = this.changing.then(work, work);
+    this.changing = next.catch((err: unknown) => this.o.log.error({ err: messageOf(err) }, 'MQTT: the link could not change hands'));
+    return this.changing;
+  }
+
+  /** Takes the lease when free (or keeps it), runs the link where it is held, stops it where it was lost. */
+  private async rebalance(): Promise<void> {
+    if (this.stopped) return;
+    const placement = this.o.placement;
+    if (!placement) {
+      if (!this.active) await this.activate();
+      return;
+    }
+    if (this.active && placement.holds(MQTT_LEASE)) return;
+    if (this.active) {
+      this.o.log.warn({}, 'MQTT: the link lease went to another instance; stopping the link here');
+      await this.deactivate();
+    }
+    const claim = await placement.claim(MQTT_LEASE).catch((err: unknown) => {
+      this.o.log.warn({ err: messageOf(err) }, 'MQTT: could not take the link lease; standing by');
+      return { held: false as const, holder: 'unknown (the database did not answer)' };
+    });
+    if (claim.held) {
+      this.holder = undefined;
+      await this.activate();
+    } else {
+      this.role = 'standby';
+      this.holder = claim.holder;
+    }
+  }
+
+  private async activate(): Promise<void> {
+    const { o } = this;
+    const hubId = this.node();
+    let broker: EmbeddedBroker | undefined;
+    let url = o.config.url;
+    let credentials: { username: string; password: string } | undefined;
+    if (this.embedded) {
+      // The hub's own client signs in with a secret made for this run; every other client with a user an admin created.
+      const own = { username: `hcs-${randomBytes(6).toString('hex')}`, password: randomBytes(24).toString('base64url') };
+      credentials = own;
+      try {
+        broker = await startEmbeddedBroker({
+          host: o.config.bind,
+          port: o.config.port,
+          authenticate: (username, password) => (username === own.username ? password === own.password : o.verifyUser(username, password)),
+          maxPayloadBytes: o.config.maxPayloadBytes,
+          maxTopicChars: MAX_TOPIC_CHARS,
+          log: o.log,
+        });
+        this.embeddedError = undefined;
+        url = `mqtt://127.0.0.1:${broker.port}`;
+      } catch (err) {
+        this.embeddedError = err instanceof BrokerPortInUseError ? err.message : `the embedded broker did not start: ${messageOf(err)}`;
+        o.log.error({ err: this.embeddedError }, 'MQTT: embedded broker not started');
+        // No connection: whatever holds the port is not the hub's broker. A status, not a retry loop.
+        this.role = 'active';
+        return;
+      }
+    }
+    const baseTopic = `${o.config.baseTopic}/${hubId}`;
+    const connection = new MqttConnection({
+      url,
+      ...(credentials ?? {}),
+      clientId: `hcs-${hubId}-${randomBytes(3).toString('hex')}`,
+      ...(o.config.expose ? { will: { topic: `${baseTopic}/status`, payload: 'offline', retain: true, qos: 1 as const } } : {}),
+      backoff: { initialMs: 1000, maxMs: 60_000 },
+      connectTimeoutMs: 10_000,
+      clock: o.clock,
+      timers: o.timers,
+      log: o.log,
+    });
+    const discovery = new MqttImport({
+      connection,
+      prefix: o.config.discoveryPrefix,
+      ownNodeId: `hcs_${hubId}`,
+      maxConfigBytes: o.config.maxConfigBytes,
+      maxStateBytes: o.config.maxPayloadBytes,
+      actionTimeoutMs: o.actionTimeoutMs,
+      clock: o.clock,
+      timers: o.timers,
+      log: o.log,
+    });
+    const detach = attachBuiltInDriver(o.manager, discovery, o.log, { integrations: o.integrations });
+    const exposure = o.config.expose
+      ? new MqttExposure({
+          connection,
+          prefix: o.config.discoveryPrefix,
+          baseTopic,
+          nodeId: `hcs_${hubId}`,
+          devices: () => o.devices.list(),
+          device: (id) => {
+            const device = o.devices.registry.find(id);
+            return device ? o.devices.view(device) : undefined;
+          },
+          events: o.events,
+          command: o.command,
+          timers: o.timers,
+          log: o.log,
+        })
+      : undefined;
+    exposure?.start();
+    connection.start();
+    this.active = { connection, discovery, exposure, detach, broker };
+    this.role = 'active';
+  }
+
+  private async deactivate(): Promise<void> {
+    const active = this.active;
+    if (!active) return;
+    this.active = undefined;
+    this.lastDiscovery = active.discovery.importStatus();
+    await active.exposure?.stop();
+    active.detach();
+    await active.connection.close();
+    await active.broker?.close();
+    this.role = 'standby';
+  }
+
+  status(): MqttRuntimeStatus {
+    const a = this.active;
+    const link = a?.connection.status();
+    const discovery = a?.discovery.importStatus() ?? this.lastDiscovery;
+    const broker = this.embedded ? `embedded (port ${a?.broker?.port ?? this.o.config.port})` : brokerLabel(this.o.config.url);
+    return {
+      mode: this.embedded ? 'embedded' : 'external',
+      broker,
+      role: this.role,
+      ...(this.holder ? { holder: this.holder } : {}),
+      connection: link
+        ? {
+            connected: link.connected,
+            since: link.since,
+            reconnects: link.reconnects,
+            ...(link.lastError ? { lastError: link.lastError } : {}),
+            ...(link.nextAttemptAt !== undefined ? { nextAttemptAt: link.nextAttemptAt } : {}),
+          }
+        : { connected: false, since: null, reconnects: 0 },
+      ...(this.embedded ? { embedded: { port: a?.broker?.port ?? this.o.config.port, clients: a?.broker?.clients() ?? 0, ...(this.embeddedError ? { error: this.embeddedError } : {}) } } : {}),
+      discovery: {
+        prefix: this.o.config.discoveryPrefix,
+        devices: discovery?.devices ?? 0,
+        entities: discovery?.entities ?? 0,
+        buttons: discovery?.buttons ?? 0,
+        disabled: discovery?.disabled ?? 0,
+        messages: discovery?.messages ?? 0,
+        dropped: discovery?.dropped ?? 0,
+        unreadable: discovery?.unreadable ?? 0,
+        physicalDevices: discovery?.physicalDevices ?? [],
+      },
+      rejected: discovery?.rejected ?? [],
+      exposure: { enabled: this.o.config.expose, baseTopic: `${this.o.config.baseTopic}/${this.node()}`, devices: a?.exposure?.exposedCount() ?? 0 },
+    };
+  }
+}
