@@ -3,6 +3,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Aedes } from 'aedes';
+import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildService, spawnServer, type ChildServer } from './support/child.js';
 import { MqttDeviceSimulator } from './support/mqtt-devices.js';
@@ -56,7 +57,7 @@ describe('MQTT in a cluster', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     };
     const brokerUrl = `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-    const shared = { DATABASE_URL: await createTestDatabase(), ADMIN_PASSWORD: ADMIN.password, CLUSTER_LEASE_MS: String(LEASE_MS), MQTT_URL: brokerUrl, ACTION_TIMEOUT_MS: '2000' };
+    const shared = { DATABASE_URL: await createTestDatabase(), ADMIN_PASSWORD: ADMIN.password, CLUSTER_LEASE_MS: String(LEASE_MS), MQTT_URL: brokerUrl, MQTT_EXPOSE: 'on', ACTION_TIMEOUT_MS: '2000' };
 
     const a = await spawnServer({ ...shared, DATA_DIR: tmp('hcs-mqtt-a-') });
     children.push(a);
@@ -88,6 +89,15 @@ describe('MQTT in a cluster', () => {
     expect(viaB.status, JSON.stringify(viaB.body)).toBe(200);
     expect((await next).payload).toBe('ON');
 
+    // The hub's availability as an MQTT dashboard sees it: its last will says offline when the holder dies.
+    const watcher = await mqtt.connectAsync(brokerUrl, { protocolVersion: 4, reconnectPeriod: 0 });
+    const statuses: string[] = [];
+    watcher.on('message', (topic, payload) => {
+      if (topic.endsWith('/status')) statuses.push(payload.toString());
+    });
+    await watcher.subscribeAsync('hcs/+/status', { qos: 1 });
+    await eventually(() => (statuses.at(-1) === 'online' ? true : undefined), 3000, 'the hub online');
+
     const killedAt = Date.now();
     a.proc.kill('SIGKILL');
     await a.exited;
@@ -96,6 +106,8 @@ describe('MQTT in a cluster', () => {
       return s.role === 'active' && s.connection.connected ? s : undefined;
     }, LEASE_MS * 6, 'B holds the link');
     expect(Date.now() - killedAt).toBeLessThan(LEASE_MS * 6);
+    await eventually(() => (statuses.includes('offline') && statuses.at(-1) === 'online' ? true : undefined), 5000, 'offline by the last will, then online from B');
+    await watcher.endAsync();
     const again = await plugOn(b.url);
     expect(again.id).toBe(plug.id);
     next = sim.nextCommand(/POWER$/);

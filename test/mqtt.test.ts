@@ -413,6 +413,14 @@ describe('MQTT_URL=embedded: the hub runs the broker', () => {
     expect(created.status).toBe(201);
     expect((await server.request('POST', '/v1/os/mqtt/users', { token, body: { username: 'zigbee2mqtt', password: 'z2m-secret-1' } })).status).toBe(409);
     expect((await server.request('POST', '/v1/os/mqtt/users', { token, body: { username: 'bad name', password: 'z2m-secret-1' } })).status).toBe(400);
+    // Concurrent writers: one name created once, several names all created.
+    const racing = await Promise.all(Array.from({ length: 5 }, () => server.request('POST', '/v1/os/mqtt/users', { token, body: { username: 'racer', password: 'racer-secret-1' } })));
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    const many = await Promise.all(Array.from({ length: 5 }, (_, i) => server.request('POST', '/v1/os/mqtt/users', { token, body: { username: `device-${i}`, password: 'device-secret-1' } })));
+    expect(many.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+    const listed = ((await (await server.request('GET', '/v1/os/mqtt/users', { token })).json()) as { users: Array<{ username: string }> }).users.map((u) => u.username);
+    expect(listed.sort()).toEqual(['device-0', 'device-1', 'device-2', 'device-3', 'device-4', 'racer', 'zigbee2mqtt']);
+    for (const name of ['racer', 'device-0', 'device-1', 'device-2', 'device-3', 'device-4']) expect((await server.request('DELETE', `/v1/os/mqtt/users/${name}`, { token })).status).toBe(200);
     await expect(mqtt.connectAsync(url, { protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 3000, username: 'zigbee2mqtt', password: 'wrong-one' })).rejects.toThrow();
 
     const sim = await MqttDeviceSimulator.connect(url, { username: 'zigbee2mqtt', password: 'z2m-secret-1', devices: ['bulb'] });

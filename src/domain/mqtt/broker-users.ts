@@ -29,6 +29,7 @@ const VERIFIED_TTL_MS = 10 * 60_000;
 export class BrokerUsers {
   private readonly users: DocumentCollection<BrokerUser>;
   private readonly verified = new Map<string, number>();
+  private readonly creating = new Set<string>();
 
   constructor(
     repository: DocumentRepository<BrokerUser>,
@@ -50,9 +51,15 @@ export class BrokerUsers {
   }
 
   async create(username: string, password: string): Promise<BrokerUserView> {
-    if (this.users.find(username)) throw mqttErrors.MQTT_USER_EXISTS({ username }, { details: { username } });
-    const { item } = await this.users.save({ id: username, passwordHash: await hashPassword(password) });
-    return { username: item.id, createdAt: item.createdAt };
+    // Claimed before the (slow) hash: of two creations of one name at once, the second is refused.
+    if (this.users.find(username) || this.creating.has(username)) throw mqttErrors.MQTT_USER_EXISTS({ username }, { details: { username } });
+    this.creating.add(username);
+    try {
+      const { item } = await this.users.save({ id: username, passwordHash: await hashPassword(password) });
+      return { username: item.id, createdAt: item.createdAt };
+    } finally {
+      this.creating.delete(username);
+    }
   }
 
   async remove(username: string): Promise<BrokerUserView> {
