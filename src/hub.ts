@@ -73,7 +73,8 @@ import { processesModule } from './adapters/process/module.js';
 import { secretsModule } from './adapters/secrets/module.js';
 import { SECRET_KEY_FILE } from './platform/secret-box.js';
 import { MqttLink } from './adapters/mqtt/runtime.js';
-import { brokerUsers, MqttCommandCaller, mqttModule } from './domain/mqtt/module.js';
+import { brokerUsers, mqttModule } from './domain/mqtt/module.js';
+import { ScopedCaller } from './domain/auth/scoped-caller.js';
 
 /**
  * The domain core, assembled: one module per domain folder, built here from its typed
@@ -460,7 +461,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const metrics = metricsModule(auth.auth);
   // MQTT (docs/mqtt.md): the embedded broker's users, and the link when MQTT_URL is set.
   const mqttUsers = brokerUsers(documents('mqtt_broker_user'), clock);
-  const mqttCaller = new MqttCommandCaller({ registry: operations, auth: auth.auth, accounts: auth.accounts, clock });
+  // Commands from MQTT dashboards run as the `mqtt` caller (docs/mqtt.md).
+  const mqttCaller = new ScopedCaller('mqtt', { registry: operations, auth: auth.auth, accounts: auth.accounts, clock });
   const mqttUrl = config.mqtt.url;
   const mqtt = mqttModule({
     mode: mqttUrl === undefined ? 'off' : mqttUrl === 'embedded' ? 'embedded' : 'external',
@@ -474,7 +476,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
             devices: devices.devices,
             events,
             hubId: () => fleet.fleet.id,
-            command: (deviceId, command, params) => mqttCaller.command(deviceId, command, params),
+            command: (deviceId, command, params) => mqttCaller.call('mqtt.exposed.command', { deviceId, command, params }, 'mqtt'),
             verifyUser: (username, password) => mqttUsers.verify(username, password),
             ...(cluster ? { placement: cluster.placement } : {}),
             actionTimeoutMs: config.actionTimeoutMs,
