@@ -12,6 +12,7 @@ import { deviceModelBenchmark } from './device-model.js';
 import { devicesBenchmark } from './devices.js';
 import { httpBenchmark } from './http.js';
 import { mediaBenchmark } from './media.js';
+import { mqttBenchmark } from './mqtt.js';
 import { musicBenchmark } from './music.js';
 import { postgresBenchmark } from './postgres.js';
 import { hubCommandBenchmark } from './hub-command.js';
@@ -25,7 +26,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark, soakBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark, mqttBenchmark, soakBenchmark];
 
 /** Takes `--minutes N` / `--minutes=N` out of `args` into BENCH_SOAK_MINUTES (read by bench/soak.ts). */
 function takeMinutes(args: string[]): string[] {

@@ -55,6 +55,7 @@ export function brokerLabel(url: string): string {
 export class MqttConnection {
   private client: MqttClient | null = null;
   private readonly subscriptions = new Map<string, 0 | 1 | 2>();
+  private readonly pendingSubscriptions = new Map<string, 0 | 1 | 2>();
   private readonly handlers = new Set<MessageHandler>();
   private readonly connectListeners = new Set<() => void>();
   private readonly disconnectListeners = new Set<() => void>();
@@ -118,7 +119,11 @@ export class MqttConnection {
       return;
     }
     this.client = client;
-    client.on('connect', () => this.connectedNow());
+    client.on('connect', () => {
+      // Commands and their acknowledgements are small and wait on each other: no Nagle delay on our side.
+      (client.stream as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
+      this.connectedNow();
+    });
     client.on('close', () => this.lost());
     client.on('error', (err) => {
       this.state.lastError = messageOf(err);
@@ -170,10 +175,19 @@ export class MqttConnection {
     const had = this.subscriptions.get(filter);
     if (had !== undefined && had >= qos) return;
     this.subscriptions.set(filter, qos);
-    if (this.state.connected) this.subscribeNow([[filter, qos]]);
+    if (!this.state.connected) return;
+    // Those of one event-loop turn go in one SUBSCRIBE (a thousand configs read at once make one, not two thousand).
+    this.pendingSubscriptions.set(filter, qos);
+    if (this.pendingSubscriptions.size > 1) return;
+    setImmediate(() => {
+      const batch = [...this.pendingSubscriptions];
+      this.pendingSubscriptions.clear();
+      if (this.state.connected && batch.length > 0) this.subscribeNow(batch);
+    });
   }
 
   unsubscribe(filter: string): void {
+    this.pendingSubscriptions.delete(filter);
     if (!this.subscriptions.delete(filter)) return;
     if (this.state.connected) this.client?.unsubscribe(filter);
   }

@@ -96,6 +96,8 @@ export class MqttImport implements BuiltInDriver {
    */
   private readonly lastPayload = new Map<string, string>();
   private readonly subscribedQos = new Map<string, 0 | 1 | 2>();
+  /** The topics each device listens on, so that forgetting one touches its topics only. */
+  private readonly topicsOf = new Map<string, Set<string>>();
   private readonly rejected = new Map<string, RejectedConfig>();
   private readonly pendingState = new Map<string, Record<string, unknown>>();
   private flushScheduled = false;
@@ -126,6 +128,7 @@ export class MqttImport implements BuiltInDriver {
     for (const filter of DISCOVERY_FILTERS(this.o.prefix)) this.o.connection.unsubscribe(filter);
     for (const topic of this.routes.keys()) this.o.connection.unsubscribe(topic);
     this.routes.clear();
+    this.topicsOf.clear();
     this.subscribedQos.clear();
     this.context = null;
   }
@@ -361,6 +364,9 @@ export class MqttImport implements BuiltInDriver {
     const routes = this.routes.get(topic) ?? new Set<Route>();
     routes.add(route);
     this.routes.set(topic, routes);
+    const owned = this.topicsOf.get(route.owner) ?? new Set<string>();
+    owned.add(topic);
+    this.topicsOf.set(route.owner, owned);
     const had = this.subscribedQos.get(topic);
     if (had === undefined || had < qos) {
       this.subscribedQos.set(topic, qos);
@@ -371,7 +377,12 @@ export class MqttImport implements BuiltInDriver {
   }
 
   private removeRoutes(owner: string): void {
-    for (const [topic, routes] of this.routes) {
+    const owned = this.topicsOf.get(owner);
+    if (!owned) return;
+    this.topicsOf.delete(owner);
+    for (const topic of owned) {
+      const routes = this.routes.get(topic);
+      if (!routes) continue;
       for (const route of routes) if (route.owner === owner) routes.delete(route);
       if (routes.size === 0) {
         this.routes.delete(topic);

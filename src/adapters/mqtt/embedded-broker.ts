@@ -94,6 +94,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const maxFrameBytes = options.maxPayloadBytes + 3 * options.maxTopicChars + 64 * 1024;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
+    // A state report forwarded right after a command must not hold the command's PUBACK back (Nagle).
+    socket.setNoDelay(true);
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     const client = broker.handle(socket);

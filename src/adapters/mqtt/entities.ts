@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { ButtonPress } from '../../domain/devices/capabilities.js';
 import { NetworkFailureError } from '../../platform/network-failures.js';
-import { hsToRgb, hsToXy, rgbToHs, xyToHs, type Hs } from './colour.js';
+import { hsToRgb, hsToXy, rgbToHs, xyToHs, type Hs } from '../../platform/colour.js';
 import { compileTemplate, TemplateError, type CompiledTemplate } from './templates.js';
 
 /** The components the hub imports; a config of any other is rejected with its reason. */
@@ -965,6 +965,7 @@ export function planDiscovery(at: ConfigTopic, config: Config): EntityPlan | Tri
     const parts = PARTS[component](config);
     const device = deviceInfo(config);
     const id = entityId(config, at);
+    const availability = availabilityOf(config);
     return {
       kind: 'entity',
       id,
@@ -975,7 +976,7 @@ export function planDiscovery(at: ConfigTopic, config: Config): EntityPlan | Tri
       commands: parts.commands,
       ...(device ? { device } : {}),
       listeners: [...parts.listeners, ...attributesListener(config)],
-      ...(availabilityOf(config) ? { availability: availabilityOf(config)! } : {}),
+      ...(availability ? { availability } : {}),
       optimistic: parts.optimistic ?? false,
       qos: qosOf(config),
       command: parts.command ?? ((name) => unsupported(name)),

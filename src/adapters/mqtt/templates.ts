@@ -337,7 +337,24 @@ function describe(error: unknown): string {
 }
 
 /** Compiles a Home Assistant template once; throws TemplateError when it is too long, bad Jinja or outside the supported subset. */
+/**
+ * Compiled templates by source: a thousand devices of one firmware share a handful of templates,
+ * and compiling is most of the cost of reading a config. Bounded (oldest out first); a template
+ * holds no state between renders, so one compiled template serves every device using it.
+ */
+const compiled = new Map<string, CompiledTemplate>();
+const MAX_COMPILED = 2000;
+
 export function compileTemplate(source: string): CompiledTemplate {
+  const known = compiled.get(source);
+  if (known) return known;
+  const template = compileNow(source);
+  if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+  compiled.set(source, template);
+  return template;
+}
+
+function compileNow(source: string): CompiledTemplate {
   if (source.length > TEMPLATE_SOURCE_LIMIT) throw new TemplateError(`template is longer than ${TEMPLATE_SOURCE_LIMIT} characters`);
   let template: nunjucks.Template & { rootRenderFunc?: RenderBody };
   try {
