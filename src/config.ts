@@ -13,6 +13,8 @@ export interface Config {
   dataDir: string;
   /** MQTT (docs/mqtt.md): off when `url` is undefined. */
   mqtt: MqttConfig;
+  /** The Matter bridge (docs/matter.md). */
+  matter: MatterConfig;
   /** PostgreSQL's URL when set (DATABASE_URL); SQLite under dataDir otherwise. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
@@ -299,7 +301,32 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     startupHoldMs: integer(env, 'STARTUP_HOLD_MS', 10_000, 0, 120_000),
     media: mediaConfig(env),
     mqtt: mqttConfig(env),
+    matter: {
+      mode: env.MATTER === undefined || env.MATTER === '' ? undefined : oneOf(env, 'MATTER', ['on', 'off'] as const, 'off' as const),
+      port: integer(env, 'MATTER_PORT', 5540, 0, 65535),
+      bind: env.MATTER_BIND === undefined || env.MATTER_BIND === '' ? undefined : matterBind(env.MATTER_BIND),
+      mdnsInterface: env.MATTER_MDNS_INTERFACE === undefined || env.MATTER_MDNS_INTERFACE === '' ? undefined : env.MATTER_MDNS_INTERFACE,
+      storageDir: path.resolve(cwd, text(env, 'MATTER_STORAGE_DIR', path.join(dataDir, 'matter'))),
+    },
   };
+}
+
+export interface MatterConfig {
+  /** MATTER=on|off; unset: what an admin chose in the admin panel (off until then). */
+  mode: 'on' | 'off' | undefined;
+  /** The bridge's UDP port (MATTER_PORT, default 5540; 0: any free port). */
+  port: number;
+  /** MATTER_BIND: the IPv4 address the bridge listens on (`127.0.0.1` also listens on `::1`); unset: every address. */
+  bind: string | undefined;
+  /** MATTER_MDNS_INTERFACE: the network interface mDNS announces the bridge on; unset: every one. */
+  mdnsInterface: string | undefined;
+  /** MATTER_STORAGE_DIR: the bridge's fabrics, keys and endpoint numbers (default DATA_DIR/matter; a cluster points its instances at one shared folder). */
+  storageDir: string;
+}
+
+function matterBind(raw: string): string {
+  if (!IPV4.test(raw)) throw new ConfigError('MATTER_BIND', `expected an IPv4 address, got "${raw}"`);
+  return raw;
 }
 
 export interface MqttConfig {

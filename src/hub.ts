@@ -64,6 +64,7 @@ import { KyselyAuditRepository } from './storage/repositories/audit.js';
 import { KyselyInviteRepository, KyselyTokenRepository, KyselyUserRepository } from './storage/repositories/auth.js';
 import { KyselyDeviceRepository, KyselyStateRepository } from './storage/repositories/devices.js';
 import { KyselyDocumentRepository } from './storage/repositories/documents.js';
+import { STATE_FOLDERS } from './storage/files.js';
 import { KyselyDriverSettingsRepository } from './storage/repositories/driver-settings.js';
 import { KyselyFireStore, KyselyProgramRunRepository } from './storage/repositories/programs.js';
 import { VERSION } from './version.js';
@@ -74,6 +75,8 @@ import { secretsModule } from './adapters/secrets/module.js';
 import { SECRET_KEY_FILE } from './platform/secret-box.js';
 import { MqttLink } from './adapters/mqtt/runtime.js';
 import { brokerUsers, mqttModule } from './domain/mqtt/module.js';
+import { MatterLink } from './adapters/matter/runtime.js';
+import { MatterBridgeControl, matterModule } from './domain/matter/module.js';
 import { ScopedCaller } from './domain/auth/scoped-caller.js';
 
 /**
@@ -374,6 +377,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const backups = backupsModule({
     dataDir: config.dataDir,
     driversDir: config.driversDir,
+    stateFolders: STATE_FOLDERS,
     files,
     version: VERSION,
     database: storage.snapshots,
@@ -489,12 +493,33 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     devices: devices.devices,
     baseTopic: config.mqtt.baseTopic,
   });
+  // The Matter bridge (docs/matter.md): matter.js loads only when the bridge starts.
+  const matterCaller = new ScopedCaller('matter', { registry: operations, auth: auth.auth, accounts: auth.accounts, clock });
+  const matter = matterModule({
+    control: new MatterBridgeControl({
+      mode: config.matter.mode,
+      runtime: new MatterLink({
+        config: config.matter,
+        storageDir: config.matter.storageDir,
+        hubId: () => fleet.fleet.id,
+        devices: devices.devices,
+        events,
+        command: (deviceId, command, params, from) => matterCaller.call('matter.bridged.command', { deviceId, command, params }, from),
+        ...(cluster ? { placement: cluster.placement } : {}),
+        log: component('matter'),
+      }),
+      settings: documents('matter_settings'),
+      clock,
+    }),
+    caller: matterCaller,
+    devices: devices.devices,
+  });
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
   const activity = activityModule({ repository: new KyselyActivityRepository(db), operations, clock, timers, log: component('activity'), names: (id) => devices.registry.find(id)?.name });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt]);
+  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt, matter]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -528,6 +553,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...ai.operations,
     ...metrics.operations,
     ...mqtt.operations,
+    ...matter.operations,
   };
 
   return {

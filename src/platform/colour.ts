@@ -1,5 +1,5 @@
 /**
- * Colour conversions the MQTT lights need: the hub speaks hue/saturation (docs/devices.md), many
+ * Colour conversions the integrations need (MQTT lights, the Matter bridge): the hub speaks hue/saturation (docs/devices.md), many
  * Zigbee bulbs speak CIE xy and some firmwares RGB. The formulas are the usual sRGB ones (Philips
  * Hue's developer notes, Home Assistant's color_util): gamma-corrected sRGB ↔ XYZ (D65) ↔ xy.
  */

@@ -14,7 +14,7 @@ export type { CallInput } from './input-validation.js';
  */
 
 /** What a token was issued for. A token carries exactly one. */
-export type Scope = 'os_api_admin' | 'app' | 'remote' | 'bridge' | 'plugin-bridge' | 'metrics' | 'mqtt';
+export type Scope = 'os_api_admin' | 'app' | 'remote' | 'bridge' | 'plugin-bridge' | 'metrics' | 'mqtt' | 'matter';
 export type Role = 'admin' | 'user';
 /** `access` tokens authenticate REST and sockets; `stream` tokens only SSE streams. */
 export type TokenKind = 'access' | 'stream';

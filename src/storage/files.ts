@@ -12,3 +12,9 @@ export { PENDING_RESTORE_DIR } from '../domain/backups/backup-service.js';
  * with `kept-in`: where the replaced state goes; logical-dump.ts imports it).
  */
 export const RESTORE_IMPORT_DIR = 'restore-import';
+
+/**
+ * Folders of DATA_DIR that hold state a backup carries and a restore puts back, beside the
+ * database and the drivers folder: the Matter bridge's fabrics, keys and endpoint numbers.
+ */
+export const STATE_FOLDERS = ['matter'] as const;

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomicSync } from '../platform/atomic-file.js';
-import { DATABASE_FILE, PENDING_RESTORE_DIR, RESTORE_IMPORT_DIR } from './files.js';
+import { DATABASE_FILE, PENDING_RESTORE_DIR, RESTORE_IMPORT_DIR, STATE_FOLDERS } from './files.js';
 
 /**
  * Applies a restore staged by the backups module, before the database is opened. An SQLite copy
- * on SQLite: the current database (with its WAL) and drivers folder move to
+ * on SQLite: the current database (with its WAL), drivers folder and state folders (STATE_FOLDERS) move to
  * `DATA_DIR/backups/pre-restore-<time>/`, the staged ones take their places, every step a rename
  * on one disk. Otherwise (PostgreSQL, or a copy of the other engine): the drivers folder is
  * swapped the same way and the copy waits in `restore-import/`, which the storage imports in one
@@ -38,6 +38,15 @@ export function applyPendingRestore(dataDir: string, driversDir: string, engine:
   fs.mkdirSync(path.dirname(driversDir), { recursive: true });
   if (fs.existsSync(path.join(pending, 'drivers'))) fs.renameSync(path.join(pending, 'drivers'), driversDir);
   else fs.mkdirSync(driversDir, { recursive: true });
+  // The other state folders (the Matter bridge's): the backup's when it holds one.
+  // A backup without one (taken before the bridge was paired) leaves the current one in place:
+  // restoring it must not unpair the household's ecosystems.
+  for (const name of STATE_FOLDERS) {
+    if (!fs.existsSync(path.join(pending, name))) continue;
+    const current = path.join(dataDir, name);
+    if (fs.existsSync(current)) fs.renameSync(current, path.join(keptIn, name));
+    fs.renameSync(path.join(pending, name), current);
+  }
   fs.rmSync(pending, { recursive: true, force: true });
   return { keptIn };
 }

@@ -34,6 +34,8 @@ export interface BackupLogger {
 export interface BackupServiceDeps {
   dataDir: string;
   driversDir: string;
+  /** Folders of DATA_DIR the backup carries as they are (storage's STATE_FOLDERS: the Matter bridge's). */
+  stateFolders?: readonly string[];
   /** The backups folder, the drivers folder it copies, and the staged restore. */
   files: FileStore;
   version: string;
@@ -136,6 +138,11 @@ export class BackupService {
           .catch((err: NodeJS.ErrnoException) => {
             if (err.code !== 'ENOENT') throw err;
           });
+        for (const name of this.deps.stateFolders ?? []) {
+          await files.copyTree(path.join(this.deps.dataDir, name), path.join(work, name), { skipSymbolicLinks: true }).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'ENOENT') throw err;
+          });
+        }
         const manifest: BackupManifest = { format: FORMAT, createdAt: now, hubVersion: this.deps.version, migrations: inspected.migrations };
         await files.writeAtomic(path.join(work, MANIFEST), JSON.stringify(manifest, null, 2));
         const file = path.join(this.dir, `${name}.tar.gz`);
@@ -246,7 +253,8 @@ export class BackupService {
       }
       if (manifest?.format !== FORMAT) throw backupErrors.BACKUP_INVALID({ problem: `${MANIFEST} has format ${String(manifest?.format)}; this hub reads format ${FORMAT}` });
       if (!database) throw backupErrors.BACKUP_INVALID({ problem: `it holds no database copy (${readable.join(' or ')})` });
-      const stray = files.find((f) => f.path !== MANIFEST && f.path !== DATABASE && !f.path.startsWith('drivers/'));
+      const folders = ['drivers', ...(this.deps.stateFolders ?? [])];
+      const stray = files.find((f) => f.path !== MANIFEST && f.path !== DATABASE && !folders.some((name) => f.path.startsWith(`${name}/`)));
       if (stray) throw backupErrors.BACKUP_INVALID({ problem: `"${stray.path}" does not belong in a backup` });
 
       const store = this.deps.files;

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ADMIN_ACCOUNT, defineOperation, type Access } from '../../platform/operations.js';
 import type { DeviceService } from '../devices/device-service.js';
+import { protocolDeviceCommand } from '../devices/protocol-command.js';
 import type { BrokerUsers } from './broker-users.js';
 import { mqttErrors } from './errors.js';
 import type { MqttRuntime } from './ports.js';
@@ -129,21 +130,6 @@ export function mqttOperations({ runtime, mode, users, devices, baseTopic }: Mqt
         return users.remove(username);
       },
     }),
-    exposedCommand: defineOperation({
-      name: 'mqtt.exposed.command',
-      journal: 'activity',
-      summary: "For the MQTT exposure: a command an MQTT client published to an exposed device, as one of its class's standard commands, checked and translated like any device command.",
-      access: MQTT_CALLER,
-      input: Type.Object({
-        deviceId: Type.String({ minLength: 1, maxLength: 200 }),
-        command: Type.String({ minLength: 1, maxLength: 100 }),
-        params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-      }),
-      output: Type.Object({ ok: Type.Literal(true), result: Type.Optional(Type.Unknown()) }),
-      async handler({ deviceId, command, params }) {
-        const result = await devices.command(deviceId, command, params ?? {});
-        return { ok: true as const, ...(result === undefined ? {} : { result }) };
-      },
-    }),
+    exposedCommand: protocolDeviceCommand('mqtt.exposed.command', MQTT_CALLER, "For the MQTT exposure: a command an MQTT client published to an exposed device, as one of its class's standard commands, checked and translated like any device command.", devices),
   };
 }

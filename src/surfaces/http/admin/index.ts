@@ -13,6 +13,7 @@ import { backupsPage } from './pages/backups.js';
 import { driversPage } from './pages/drivers.js';
 import { irPage } from './pages/ir.js';
 import { logsPage } from './pages/logs.js';
+import { matterPage } from './pages/matter.js';
 import { mqttPage } from './pages/mqtt.js';
 import { panelAssets } from './assets.js';
 import { usersPage } from './pages/users.js';
@@ -57,6 +58,7 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   backupsPage(app, hub);
   irPage(app, hub);
   mqttPage(app, hub);
+  matterPage(app, hub);
   panelAssets(app);
   const route = adminRoutes(app, hub);
   const { users, invites } = hub.ops;

@@ -24,6 +24,7 @@ export const ADMIN_AREA: WebArea = {
     { href: '/admin/panel/logs', label: 'Logs' },
     { href: '/admin/panel/backups', label: 'Backups' },
     { href: '/admin/panel/mqtt', label: 'MQTT' },
+    { href: '/admin/panel/matter', label: 'Matter' },
   ],
 };
 

@@ -9,6 +9,7 @@ import { fleetRoutes } from './fleet.js';
 import { homeRoutes } from './home.js';
 import { releaseRoutes } from './releases.js';
 import { mediaRoutes } from './media.js';
+import { matterRoutes } from './matter.js';
 import { mqttRoutes } from './mqtt.js';
 import { programRoutes } from './programs.js';
 import { remoteRoutes } from './remotes.js';
@@ -40,5 +41,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(aiRoutes, options);
   await app.register(activityRoutes, options);
   await app.register(mqttRoutes, options);
+  await app.register(matterRoutes, options);
   await app.register(stateStreamRoute, options);
 };
