@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildService, spawnServer, type ChildServer } from './support/child.js';
+import { buildService, spawnServer } from './support/child.js';
+import { call, Instances, type Json } from './support/instances.js';
 import { createTestDatabase } from './support/postgres.js';
 import { ADMIN } from './support/server.js';
 import { SseClient } from './support/sse-client.js';
@@ -16,34 +16,15 @@ import { eventually, TestDriver } from './support/ws-driver.js';
 const LEASE_MS = 1500;
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/drivers');
 
-type Json = Record<string, unknown>;
-const children: ChildServer[] = [];
-const dirs: string[] = [];
-const closers: Array<() => void> = [];
+const instances = new Instances();
+const children = instances.children;
+const closers = { push: (...close: Array<() => void>) => close.forEach((c) => instances.onCleanUp(c)) };
 
-afterAll(() => {
-  for (const close of closers) close();
-  for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+afterAll(() => instances.cleanUp());
 
 beforeAll(() => buildService(), 180_000);
 
-const tmp = (prefix: string) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-};
-
-async function call(base: string, method: string, p: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${base}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
+const tmp = (prefix: string) => instances.tmp(prefix);
 
 describe('two instances on one PostgreSQL database', () => {
   it('share drivers, commands, state, timers and acknowledged writes, and survive one being killed', async () => {

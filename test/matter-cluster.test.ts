@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildService, spawnServer, type ChildServer } from './support/child.js';
+import { buildService, spawnServer } from './support/child.js';
+import { call, Instances } from './support/instances.js';
 import { configureMatterForTests, freeUdpPort, loopbackInterface, startMatterTestController, type MatterTestController } from './support/matter-controller.js';
 import { createTestDatabase } from './support/postgres.js';
 import { ADMIN } from './support/server.js';
@@ -16,36 +14,20 @@ import { eventually, TestDriver, type Message } from './support/ws-driver.js';
  */
 const LEASE_MS = 1500;
 
-type Json = Record<string, unknown>;
-const children: ChildServer[] = [];
-const dirs: string[] = [];
+const instances = new Instances();
 let controller: MatterTestController | undefined;
 const drivers: TestDriver[] = [];
 
 afterAll(async () => {
   await controller?.close();
   for (const d of drivers) d.close();
-  for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  await instances.cleanUp();
 }, 30_000);
 
 beforeAll(() => buildService(), 180_000);
 
-const tmp = (prefix: string) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-};
-
-async function call(base: string, method: string, p: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${base}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
+const tmp = (prefix: string) => instances.tmp(prefix);
+const children = instances.children;
 
 interface Status {
   state: string;

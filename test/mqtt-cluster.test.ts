@@ -1,11 +1,9 @@
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { Aedes } from 'aedes';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildService, spawnServer, type ChildServer } from './support/child.js';
+import { buildService, spawnServer } from './support/child.js';
+import { call, Instances } from './support/instances.js';
 import { MqttDeviceSimulator } from './support/mqtt-devices.js';
 import { createTestDatabase } from './support/postgres.js';
 import { ADMIN } from './support/server.js';
@@ -18,34 +16,18 @@ import { eventually } from './support/ws-driver.js';
  */
 const LEASE_MS = 1500;
 
-type Json = Record<string, unknown>;
-const children: ChildServer[] = [];
-const dirs: string[] = [];
+const instances = new Instances();
 let closeBroker: (() => Promise<void>) | undefined;
 
 afterAll(async () => {
-  for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
+  await instances.cleanUp();
   await closeBroker?.();
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
 beforeAll(() => buildService(), 180_000);
 
-const tmp = (prefix: string) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-};
-
-async function call(base: string, method: string, p: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${base}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
+const tmp = (prefix: string) => instances.tmp(prefix);
+const children = instances.children;
 
 describe('MQTT in a cluster', () => {
   it('one instance holds the link, commands reach devices through either, and the link moves when its holder is killed', async () => {
