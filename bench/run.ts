@@ -11,6 +11,7 @@ import { aiBenchmark } from './ai.js';
 import { deviceModelBenchmark } from './device-model.js';
 import { devicesBenchmark } from './devices.js';
 import { httpBenchmark } from './http.js';
+import { matterBenchmark } from './matter.js';
 import { mediaBenchmark } from './media.js';
 import { mqttBenchmark } from './mqtt.js';
 import { musicBenchmark } from './music.js';
@@ -26,7 +27,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark, mqttBenchmark, soakBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark, mqttBenchmark, matterBenchmark, soakBenchmark];
 
 /** Takes `--minutes N` / `--minutes=N` out of `args` into BENCH_SOAK_MINUTES (read by bench/soak.ts). */
 function takeMinutes(args: string[]): string[] {

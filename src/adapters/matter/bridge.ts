@@ -496,7 +496,10 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
       const ids = [...dirty];
       dirty.clear();
       running = running.then(async () => {
-        for (const id of ids) await sync(id);
+        for (const id of ids) {
+          await sync(id);
+          await nextTurn();
+        }
       });
     });
   };
@@ -513,7 +516,10 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
   });
 
   try {
-    for (const d of o.devices()) await sync(d.id);
+    for (const d of o.devices()) {
+      await sync(d.id);
+      await nextTurn();
+    }
     await server.start();
   } catch (err) {
     // Nothing of a bridge that did not start stays behind: listeners, the command sink, the node (and its storage lock).
@@ -581,6 +587,12 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
     return { manualPairingCode, qrPairingCode };
   }
 }
+
+/**
+ * One event-loop turn: matter.js adds an endpoint without giving the loop a turn, so two hundred
+ * in a row held the hub's HTTP for seconds (docs/benchmarks.md, "Matter").
+ */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function endpointNumber(endpoint: AnyEndpoint): number | null {
   try {
