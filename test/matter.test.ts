@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, newPage, screenshot, seriousViolations, signInWithForm } from './support/browser.js';
 import { configureMatterForTests, freeUdpPort, loopbackInterface, startMatterTestController, type MatterTestController } from './support/matter-controller.js';
@@ -318,6 +319,24 @@ describe('turning the Matter bridge on and off', () => {
     const off = await server.request('POST', '/v1/os/matter/settings', { token, body: { enabled: false } });
     expect(((await off.json()) as MatterStatus).state).toBe('off');
     expect((await server.request('POST', '/v1/os/matter/settings', { token, body: { enabled: 'yes' } })).status).toBe(400);
+
+    // A port another program holds: a status saying so, not a crash (nor a retry loop).
+    const holder = dgram.createSocket({ type: 'udp6', ipv6Only: false });
+    await new Promise<void>((resolve) => holder.bind(0, '::', () => resolve()));
+    const taken = holder.address().port;
+    const second = await startServer({ env: { MATTER: 'on', MATTER_PORT: String(taken), MATTER_MDNS_INTERFACE: loopbackInterface() } });
+    try {
+      const t = await second.login();
+      const failed = await eventually(async () => {
+        const now = (await (await second.request('GET', '/v1/os/matter/status', { token: t })).json()) as MatterStatus;
+        return now.state === 'failed' ? now : undefined;
+      }, 20_000, 'the bridge failed');
+      expect(failed.error).toMatch(new RegExp(`UDP port ${taken} is in use`));
+      expect((await second.request('GET', '/readyz')).status).toBe(200);
+    } finally {
+      await second.close();
+      holder.close();
+    }
 
     const fixed = await startServer({ env: { MATTER: 'off' } });
     try {
