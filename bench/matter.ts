@@ -60,14 +60,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import type { MatterTestController } from '../test/support/matter-controller.js';
 import { assertLoopback, serveAgent } from './agents/runtime.js';
-import type { AgentHandle } from './lib/agent.js';
+import { startAgent, type AgentHandle } from './lib/agent.js';
 import type { Benchmark, BenchmarkContext, BenchmarkOutcome } from './lib/benchmark.js';
-import { makeTempDir, stopOnce, track, type TempDir } from './lib/cleanup.js';
+import { makeTempDir, type TempDir } from './lib/cleanup.js';
 import { absoluteResult, targetLine, type Round, type TargetResult } from './lib/compare.js';
 import { benchDataRoot } from './lib/data-dir.js';
 import { BENCH_DRIVER_KEY } from './lib/hub-setup.js';
 import { LOOPBACK, freePort, request } from './lib/net.js';
-import { baseEnv, cpuSecondsOf, memoryOf, spawnLogged, type ChildHandle } from './lib/proc.js';
+import { cpuSecondsOf, memoryOf, type ChildHandle } from './lib/proc.js';
 import { format, median, table } from './lib/report.js';
 import { BENCH_ADMIN, REPO_ROOT, spawnService } from './lib/service.js';
 import { UsageError } from './lib/settings.js';
@@ -158,80 +158,7 @@ async function freeUdpPort(): Promise<number> {
 
 /** A role of this file in its own process, driven over IPC with bench/agents/runtime.ts's protocol. */
 async function startRole(name: string, role: string): Promise<AgentHandle> {
-  const tmp = makeTempDir(`hcs-bench-matter-${role}`);
-  const child = spawnLogged(name, process.execPath, ['--import', 'tsx', path.join('bench', 'matter.ts'), `${ROLE_FLAG}${role}`], {
-    cwd: REPO_ROOT,
-    logPath: path.join(tmp.path, `${role}.log`),
-    env: { ...baseEnv(), NODE_ENV: 'production' },
-    ipc: true,
-  });
-  let nextId = 1;
-  const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
-  let ready: (() => void) | undefined;
-  const isReady = new Promise<void>((resolve) => {
-    ready = resolve;
-  });
-  child.child.on('message', (raw: unknown) => {
-    const msg = raw as { id?: number; ok?: boolean; result?: unknown; error?: string; ready?: boolean };
-    if (msg.ready) return ready?.();
-    const entry = msg.id === undefined ? undefined : waiting.get(msg.id);
-    if (!entry) return;
-    waiting.delete(msg.id!);
-    clearTimeout(entry.timer);
-    if (msg.ok) entry.resolve(msg.result);
-    else entry.reject(new Error(`${name}: ${msg.error ?? 'failed'}`));
-  });
-  void child.exited.then((info) => {
-    for (const [id, entry] of waiting) {
-      waiting.delete(id);
-      clearTimeout(entry.timer);
-      entry.reject(new Error(`${name} exited (code ${info.code}, signal ${info.signal}) during a call; log tail:\n${child.logTail()}`));
-    }
-  });
-  const stop = stopOnce(() => handle, child, tmp, 5000);
-  const handle: AgentHandle = {
-    label: `${name} (pid ${child.pid})`,
-    name,
-    pid: child.pid,
-    child,
-    call<T>(method: string, params?: unknown, timeoutMs = 60_000): Promise<T> {
-      if (!child.running()) return Promise.reject(new Error(`${name} is not running; log tail:\n${child.logTail()}`));
-      const id = nextId++;
-      return new Promise<T>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiting.delete(id);
-          reject(new Error(`${name}: ${method} did not answer within ${timeoutMs} ms; log tail:\n${child.logTail()}`));
-        }, timeoutMs);
-        waiting.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-        child.child.send({ id, method, params: params ?? {} });
-      });
-    },
-    stop,
-    dispose: stop,
-    disposeSync() {
-      child.disposeSync();
-      tmp.disposeSync();
-    },
-  };
-  track(handle);
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      isReady,
-      child.exited.then((info) => {
-        throw new Error(`${name} exited before it was ready (code ${info.code}); log tail:\n${child.logTail()}`);
-      }),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${name} was not ready within 30 s; log tail:\n${child.logTail()}`)), 30_000);
-      }),
-    ]);
-  } catch (err) {
-    await stop();
-    throw err;
-  } finally {
-    clearTimeout(timer);
-  }
-  return handle;
+  return startAgent(name, `matter-${role}`, { entry: { file: path.join('bench', 'matter.ts'), args: [`${ROLE_FLAG}${role}`] }, readyTimeoutMs: 30_000, stopGraceMs: 5000, logTailOnTimeout: true });
 }
 
 /** Sends of one paced run: which light, the value, when (hrMs). */

@@ -26,10 +26,25 @@ interface Answer {
   ready?: boolean;
 }
 
-/** Starts `bench/agents/<script>.ts` with `node --import tsx` and waits until it is ready. */
-export async function startAgent(name: string, script: string, options: { env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<AgentHandle> {
+export interface AgentOptions {
+  env?: Record<string, string>;
+  readyTimeoutMs?: number;
+  /** How long `stop` waits before SIGKILL (default 3 s). */
+  stopGraceMs?: number;
+  /**
+   * Another file than `bench/agents/<script>.ts`, with its arguments: a benchmark that is its own
+   * agent in a role (`bench/mqtt.ts --bench-mqtt-role=peer`). `script` then only names its log.
+   */
+  entry?: { file: string; args?: string[] };
+  /** Whether an answer that does not come in time says the agent's log tail too. */
+  logTailOnTimeout?: boolean;
+}
+
+/** Starts `bench/agents/<script>.ts` (or `options.entry`) with `node --import tsx` and waits until it is ready. */
+export async function startAgent(name: string, script: string, options: AgentOptions = {}): Promise<AgentHandle> {
   const tmp = makeTempDir(`hcs-bench-${script}`);
-  const child = spawnLogged(name, process.execPath, ['--import', 'tsx', path.join('bench', 'agents', `${script}.ts`)], {
+  const entry = options.entry ? [options.entry.file, ...(options.entry.args ?? [])] : [path.join('bench', 'agents', `${script}.ts`)];
+  const child = spawnLogged(name, process.execPath, ['--import', 'tsx', ...entry], {
     cwd: REPO_ROOT,
     logPath: path.join(tmp.path, `${script}.log`),
     env: { ...baseEnv(), NODE_ENV: 'production', ...options.env },
@@ -63,7 +78,7 @@ export async function startAgent(name: string, script: string, options: { env?: 
     }
   });
 
-  const stop = stopOnce(() => handle, child, tmp, 3000);
+  const stop = stopOnce(() => handle, child, tmp, options.stopGraceMs ?? 3000);
 
   const handle: AgentHandle = {
     label: `${name} agent (pid ${child.pid})`,
@@ -76,7 +91,7 @@ export async function startAgent(name: string, script: string, options: { env?: 
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiting.delete(id);
-          reject(new Error(`${name}: ${method} did not answer within ${timeoutMs} ms`));
+          reject(new Error(`${name}: ${method} did not answer within ${timeoutMs} ms${options.logTailOnTimeout ? `; log tail:\n${child.logTail()}` : ''}`));
         }, timeoutMs);
         waiting.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
         child.child.send({ id, method, params: params ?? {} });
