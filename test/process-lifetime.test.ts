@@ -146,6 +146,18 @@ describe.skipIf(!hasProc)('children never outlive the hub', () => {
     writeDrivers(path.join(dataDir, 'drivers'));
     const env = { DATA_DIR: dataDir, ADMIN_PASSWORD: 'lifetime-pass-1' };
     const { server, tree } = await startHub(env, false);
+    // The record is written behind the spawns: the crash comes once it names both drivers (a hub
+    // killed before that has nothing to go by, which is not what this test is about).
+    const drivers = tree.filter((p) => /stubborn\.js|parent\.js/.test(p.cmdline)).map((p) => p.pid);
+    const recordFile = path.join(dataDir, 'run', 'children.json');
+    await until('both drivers in the record', () => {
+      try {
+        const recorded = (JSON.parse(fs.readFileSync(recordFile, 'utf8')) as { children?: Array<{ pid: number }> }).children?.map((c) => c.pid) ?? [];
+        return drivers.every((pid) => recorded.includes(pid));
+      } catch {
+        return false;
+      }
+    }, 5000);
     // The reaper dies first, as if the OOM killer took both: the drivers are orphaned.
     for (const p of tree) if (p.cmdline.includes('hcs-reaper')) process.kill(p.pid, 'SIGKILL');
     server.proc.kill('SIGKILL');
