@@ -1,3 +1,4 @@
+import { isValidTimezone } from './platform/timezones.js';
 import { Cron } from 'croner';
 import path from 'node:path';
 
@@ -94,6 +95,10 @@ export interface Config {
   /** How long a request that arrives while the hub starts waits for it before 503 NOT_READY; 0 answers 503 at once. */
   startupHoldMs: number;
   media: MediaConfig;
+  /** Where the home is until an admin saves it in the home settings (sun triggers; docs/automations.md). */
+  home: { latitude?: number; longitude?: number; timezone?: string };
+  /** Runaway protection and the webhooks' rate (docs/automations.md). */
+  automations: { runawayMaxFires: number; runawayWindowMs: number; webhookMaxCalls: number; webhookWindowMs: number };
 }
 
 /** Media discovery and the built-in player integrations (docs/media.md). */
@@ -134,6 +139,24 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function coordinate(env: Env, name: string, limit: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw.trim());
+  if (!/^-?\d+(\.\d+)?$/.test(raw.trim()) || Math.abs(value) > limit) throw new ConfigError(name, `expected degrees between -${limit} and ${limit}, got "${raw}"`);
+  return value;
+}
+
+/** HOME_LATITUDE, HOME_LONGITUDE (both or neither) and HOME_TIMEZONE. */
+function homeLocation(env: Env): Config['home'] {
+  const latitude = coordinate(env, 'HOME_LATITUDE', 90);
+  const longitude = coordinate(env, 'HOME_LONGITUDE', 180);
+  if ((latitude === undefined) !== (longitude === undefined)) throw new ConfigError(latitude === undefined ? 'HOME_LATITUDE' : 'HOME_LONGITUDE', 'give HOME_LATITUDE and HOME_LONGITUDE together');
+  const timezone = env.HOME_TIMEZONE === undefined || env.HOME_TIMEZONE === '' ? undefined : env.HOME_TIMEZONE.trim();
+  if (timezone !== undefined && !isValidTimezone(timezone)) throw new ConfigError('HOME_TIMEZONE', `unknown time zone "${timezone}" (use an IANA name such as "Europe/Berlin")`);
+  return { ...(latitude !== undefined ? { latitude } : {}), ...(longitude !== undefined ? { longitude } : {}), ...(timezone ? { timezone } : {}) };
 }
 
 function optionalPort(env: Env, name: string): number | undefined {
@@ -300,6 +323,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     streamBatchMs: integer(env, 'STREAM_BATCH_MS', 25, 0, 1000),
     startupHoldMs: integer(env, 'STARTUP_HOLD_MS', 10_000, 0, 120_000),
     media: mediaConfig(env),
+    home: homeLocation(env),
+    automations: {
+      runawayMaxFires: integer(env, 'AUTOMATION_RUNAWAY_MAX_FIRES', 30, 2, 100_000),
+      runawayWindowMs: integer(env, 'AUTOMATION_RUNAWAY_WINDOW_SECONDS', 10, 1, 3600) * 1000,
+      webhookMaxCalls: integer(env, 'WEBHOOK_MAX_CALLS', 20, 1, 100_000),
+      webhookWindowMs: integer(env, 'WEBHOOK_WINDOW_SECONDS', 60, 1, 3600) * 1000,
+    },
     mqtt: mqttConfig(env),
     matter: {
       mode: env.MATTER === undefined || env.MATTER === '' ? undefined : oneOf(env, 'MATTER', ['on', 'off'] as const, 'off' as const),

@@ -66,7 +66,9 @@ import { KyselyDeviceRepository, KyselyStateRepository } from './storage/reposit
 import { KyselyDocumentRepository } from './storage/repositories/documents.js';
 import { STATE_FOLDERS } from './storage/files.js';
 import { KyselyDriverSettingsRepository } from './storage/repositories/driver-settings.js';
-import { KyselyFireStore, KyselyProgramRunRepository } from './storage/repositories/programs.js';
+import { KyselyFieldHistoryRepository, KyselyFireStore, KyselyProgramRunRepository } from './storage/repositories/programs.js';
+import { entityResolver } from './domain/graph/entities.js';
+import { buildHomeGraph } from './domain/graph/graph.js';
 import { VERSION } from './version.js';
 import { NodeProcessRunner } from './adapters/process/node-process-runner.js';
 import { NodeFileStore } from './adapters/files/node-file-store.js';
@@ -225,10 +227,12 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       alerts: new KyselyAlertRepository(db),
       preferences: documents('preferences'),
       design: documents('design'),
+      settings: documents('home_settings'),
     },
     devices: devices.devices,
     programs: programCatalog.catalog,
     alertRetention: { maxCount: config.alertsMaxCount, maxAgeMs: config.alertsMaxAgeDays * 86_400_000 },
+    settingsDefaults: config.home,
     audiences: accessGrants,
     events,
     clock,
@@ -302,6 +306,17 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     devices: devices.devices,
     zones: home.zones,
     macros: home.macros,
+    alerts: home.alerts,
+    scenes: scenes.scenes,
+    place: home.settings,
+    fieldHistory: new KyselyFieldHistoryRepository(db),
+    pendingFor: documents('automation_pending_for'),
+    entities: () =>
+      entityResolver(() =>
+        buildHomeGraph({ devices: devices.devices, spaces: home.spaces, zones: home.zones, macros: home.macros, programs: programCatalog.catalog, scenes: scenes.scenes, now: () => clock.now() }),
+      ),
+    ...(cluster ? { placement: cluster.placement } : {}),
+    limits: config.automations,
     audiences: accessGrants,
     reach: home.reach,
     events,

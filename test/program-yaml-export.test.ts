@@ -21,7 +21,7 @@ describe('programs as YAML', () => {
     ];
     for (const timer of timers) {
       const yaml = programAsYaml({ name: 'Movie night', description: 'Dim', steps: STEPS, offSteps: [{ type: 'delay', ms: 60_000 }], timer, concurrency: 'restart', semantics: ['movie'] });
-      const compiled = compileProgramYaml(yaml);
+      const compiled = compileProgramYaml(yaml!);
       expect(compiled).toMatchObject({ name: 'Movie night', description: 'Dim', steps: STEPS, offSteps: [{ type: 'delay', ms: 60_000 }], timer, concurrency: 'restart', semantics: ['movie'] });
     }
   });

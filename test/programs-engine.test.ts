@@ -422,6 +422,18 @@ class FakeEnv implements StepEnvironment {
     return undefined;
   }
 
+  conditions(): boolean {
+    return true;
+  }
+  async waitForTrigger(): Promise<undefined> {
+    return undefined;
+  }
+  async alert(): Promise<unknown> {
+    return {};
+  }
+  async scene(): Promise<unknown> {
+    return {};
+  }
   async zoneVolume(zoneId: string, change: { volume?: number; delta?: number }): Promise<unknown> {
     this.calls.push(`zone:${zoneId}:${JSON.stringify(change)}`);
     return undefined;

@@ -153,8 +153,11 @@ describe.each(ENGINES)('storage on %s', (engine) => {
     const runs = new KyselyProgramRunRepository(storage.db);
     for (let i = 0; i < 4; i++) await runs.save({ id: `r${i}`, programId: 'p', startedAt: 100 + i, status: 'succeeded' } as unknown as ProgramRun);
     expect((await runs.list('p', 2)).map((r) => r.id)).toEqual(['r3', 'r2']);
-    await runs.prune('p', 1);
-    expect((await runs.list('p', 10)).map((r) => r.id)).toEqual(['r3']);
+    await runs.save({ id: 'f1', programId: 'p', startedAt: 50, status: 'failed' } as unknown as ProgramRun);
+    await runs.prune('p', 1, 1);
+    // The newest run, and apart from it the newest notable one (a failure older than the rest).
+    expect((await runs.list('p', 10)).map((r) => r.id)).toEqual(['r3', 'f1']);
+    expect((await runs.list('p', 10, { notable: true })).map((r) => r.id)).toEqual(['f1']);
     expect(await runs.get('r3')).toMatchObject({ id: 'r3' });
 
     const fires = new KyselyFireStore(storage.db);

@@ -3,6 +3,7 @@ import type { DeviceActionResult, LogicalDevice } from './devices/model.js';
 import type { ActionMap, Alert, Macro, Space, Zone, ZoneGroup } from './home/model.js';
 import type { LocalPlayerState } from './music/model.js';
 import type { Program, ProgramRun } from './programs/model.js';
+import type { TriggerData } from './programs/automation-model.js';
 
 /**
  * Every domain change, by name, with its payload. Streams (SSE, Socket.IO, hub protocol
@@ -58,9 +59,15 @@ export interface DomainEvents {
   'program.run_finished': { run: ProgramRun; at: number };
   'program.lighting_off': { programId: string; results: DeviceActionResult[]; at: number };
   'program_semantics.updated': { programId: string; semantics: string[]; at: number };
+  /** An automation's trigger fired (before its conditions are evaluated); `trigger` says which and with what. */
+  'automation.triggered': { programId: string; trigger: TriggerData; at: number };
+  /** A run of an automation ended, or an evaluation ended without one (skipped, not_passed): its trace. */
+  'automation.finished': { programId: string; run: ProgramRun; at: number };
   'alert.submitted': { alert: Alert; at: number };
   'design.published': { design: unknown; at: number };
   'preferences.updated': { preferences: unknown; at: number };
+  /** The home's name, location, time zone or units changed (the sun triggers are armed again). */
+  'home.settings_updated': { settings: unknown; at: number };
   /** Remote pairing: the code is for the hub's screens (hub:event reaches only household sockets), never for the remote. */
   'remote.pairing_requested': { requestId: string; name: string; kind: string | null; code: string; clientAddress: string; expiresAt: string; at: number };
   'remote.pairing_updated': { requestId: string; status: 'paired' | 'rejected' | 'expired'; reason?: string; remoteId?: string; by: 'code' | 'household' | 'attempts' | 'expiry'; at: number };

@@ -96,7 +96,17 @@ export interface ProgramRunsTable {
   id: string;
   program_id: string;
   started_at: number;
+  /** The run's status, also in its body: the notable ones are kept apart (migration 0008). */
+  status: string;
   body: string;
+}
+
+/** The fields automations watch: each one's last value (JSON) and since when it holds. */
+export interface AutomationFieldsTable {
+  device_id: string;
+  field: string;
+  value: string;
+  since: number;
 }
 
 export interface TimerFiresTable {
@@ -137,6 +147,7 @@ export interface ClusterOutboxTable {
 export interface Database {
   documents: DocumentsTable;
   program_runs: ProgramRunsTable;
+  automation_fields: AutomationFieldsTable;
   timer_fires: TimerFiresTable;
   alerts: AlertsTable;
   devices: DevicesTable;

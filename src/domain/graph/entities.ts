@@ -8,6 +8,7 @@ import { sceneObjectIds, type SceneCatalog } from '../scenes/catalog.js';
 import { sceneErrors } from '../scenes/errors.js';
 import { graphErrors } from './errors.js';
 import type { GraphDevice, HomeGraph } from './model.js';
+import type { EntityResolver } from '../programs/home-assistant.js';
 
 /**
  * Entities: a Home Assistant style flat view of the graph. One entity per (device, entity
@@ -493,4 +494,22 @@ export class EntityService {
     const result = await this.deps.actions.perform(deviceId, action);
     return { entityId, service, action: action.action, ...result };
   }
+}
+
+/**
+ * Entity ids as LIST_ENTITIES names them, resolved to the hub's devices and scenes: what a Home
+ * Assistant automation imported as YAML refers to. The graph is built once per resolver, so one
+ * import reads one consistent set of names.
+ */
+export function entityResolver(buildGraph: () => HomeGraph): EntityResolver {
+  let graph: HomeGraph | undefined;
+  return (entityId) => {
+    graph ??= buildGraph();
+    const entity = findEntity(graph, entityId);
+    if (!entity) return undefined;
+    if (entity.sceneId) return { deviceId: entity.deviceId ?? entity.sceneId.slice(0, entity.sceneId.indexOf(':')), domain: entity.domain, sceneId: entity.sceneId };
+    if (!entity.deviceId) return undefined;
+    const device = graph.devices.find((d) => d.id === entity.deviceId);
+    return { deviceId: entity.deviceId, domain: entity.domain, ...(device?.deviceClass ? { deviceClass: device.deviceClass } : {}) };
+  };
 }

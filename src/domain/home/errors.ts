@@ -19,4 +19,5 @@ export const homeErrors = defineErrors({
   UNKNOWN_REMOTE_SOURCE: ['not_found', 'No device offers the remote source {sourceId}.'],
   INVALID_CURSOR: ['invalid', 'Unknown paging cursor {cursor}; start again without `before`.'],
   DESIGN_PROFILE_NOT_FOUND: ['not_found', 'No design profile {profileId}.'],
+  INVALID_HOME_SETTING: ['invalid', '{field}: {problem}'],
 });

@@ -13,6 +13,7 @@ import type { ProgramDirectory } from './ports.js';
 import { DesignService, PreferencesService } from './preferences.js';
 import type { DocumentRepository } from '../../platform/document-repository.js';
 import { RoutineReach } from './routine-reach.js';
+import { HomeSettingsService, type HomeSettings, type HomeSettingsDefaults } from './settings.js';
 import { SpaceService } from './spaces.js';
 import { ZoneService } from './zones.js';
 
@@ -26,6 +27,7 @@ export interface HomeRepositories {
   preferences: DocumentRepository<HomePreferences & { id: string }>;
   /** The selected design profile. */
   design: DocumentRepository<{ id: string; profileId: string; selectedAt: number }>;
+  settings: DocumentRepository<HomeSettings & { id: string }>;
 }
 
 export interface HomeModuleDeps {
@@ -39,13 +41,15 @@ export interface HomeModuleDeps {
   events: DomainEventBus;
   clock: Clock;
   timers: Timers;
+  /** The home location and time zone given at start (HOME_LATITUDE, HOME_LONGITUDE, HOME_TIMEZONE). */
+  settingsDefaults?: HomeSettingsDefaults;
 }
 
 /**
  * The home model: spaces and their remote sources, zones and zone groups, macros and action
  * maps, alerts, preferences and design profiles, loaded into memory at start.
  */
-export function homeModule({ repositories: repos, devices, programs, alertRetention, audiences, events, clock, timers }: HomeModuleDeps) {
+export function homeModule({ repositories: repos, devices, programs, alertRetention, audiences, events, clock, timers, settingsDefaults }: HomeModuleDeps) {
   const collections = {
     spaces: new DocumentCollection(repos.spaces, clock, homeErrors.SPACE_NOT_FOUND),
     zones: new DocumentCollection(repos.zones, clock, homeErrors.ZONE_NOT_FOUND),
@@ -58,10 +62,11 @@ export function homeModule({ repositories: repos, devices, programs, alertRetent
   const alerts = new AlertService(repos.alerts, events, clock, alertRetention);
   const preferences = new PreferencesService(repos.preferences, devices.registry, events, clock);
   const design = new DesignService(repos.design, events, clock);
+  const settings = new HomeSettingsService(repos.settings, events, clock, settingsDefaults);
   // Action maps and the default space refer to spaces: they let go of a removed one.
   const spaces = new SpaceService(collections.spaces, devices, events, clock, [macros, preferences]);
   const reach = new RoutineReach(programs, collections.macros, collections.zones, devices.registry);
-  const services = { spaces, zones, macros, alerts, preferences, design };
+  const services = { spaces, zones, macros, alerts, preferences, design, settings };
   return defineModule({
     name: 'home',
     needs: ['devices', 'program-catalog'],
@@ -72,6 +77,7 @@ export function homeModule({ repositories: repos, devices, programs, alertRetent
       for (const collection of Object.values(collections)) await collection.load();
       await preferences.load();
       await design.load();
+      await settings.load();
       await alerts.prune();
     },
   });

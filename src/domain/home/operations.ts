@@ -10,6 +10,8 @@ import type { MacroService } from './macros.js';
 import type { ActionMap, Macro } from './model.js';
 import type { RoutineReach } from './routine-reach.js';
 import type { DesignService, PreferencesService } from './preferences.js';
+import type { HomeSettingsService } from './settings.js';
+import { isValidTimezone } from '../../platform/timezones.js';
 import {
   ActionMapInput,
   ActionMapSchema,
@@ -44,7 +46,19 @@ export interface HomeServices {
   alerts: AlertService;
   preferences: PreferencesService;
   design: DesignService;
+  settings: HomeSettingsService;
 }
+
+const HomeSettingsSchema = Type.Object({
+  name: Type.String(),
+  latitude: Type.Union([Type.Number(), Type.Null()]),
+  longitude: Type.Union([Type.Number(), Type.Null()]),
+  elevation: Type.Union([Type.Number(), Type.Null()]),
+  timezone: Type.String(),
+  units: Type.Union([Type.Literal('metric'), Type.Literal('imperial')]),
+  onboardedAt: Type.Union([Type.Integer(), Type.Null()]),
+  updatedAt: Type.Union([Type.Integer(), Type.Null()]),
+});
 
 /** Who sees what (the access module's grants) and where devices are, for the reads that filter by caller. */
 export interface HomeVisibility {
@@ -57,7 +71,7 @@ export interface HomeVisibility {
 }
 
 export function homeOperations(home: HomeServices, { audiences, devices, views, reach }: HomeVisibility) {
-  const { spaces, zones, macros, alerts, preferences, design } = home;
+  const { spaces, zones, macros, alerts, preferences, design, settings } = home;
   const seesDeviceId = (audience: Audience, id: string) => audience.seesDevice(devices.find(id));
   /**
    * A map is seen with its space, its device target and the device of its remote source
@@ -427,6 +441,44 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
       output: AlertSchema,
       async handler(input) {
         return alerts.submit({ ...input, severity: input.severity ?? 'info' });
+      },
+    }),
+
+    getSettings: defineOperation({
+      name: 'home.settings.get',
+      summary: 'The home\'s name, location (for sun triggers), time zone and units, and whether the onboarding is done.',
+      access: ANY_ACCOUNT,
+      input: Type.Object({}),
+      output: HomeSettingsSchema,
+      async handler() {
+        return settings.get();
+      },
+    }),
+    updateSettings: defineOperation({
+      name: 'home.settings.update',
+      summary: 'Change the home settings; fields left out stay as they are. `onboarded: true` ends the first-run onboarding.',
+      description: 'Latitude and longitude go together (both numbers, or both null). An unknown time zone is 400.',
+      access: OS_ADMIN,
+      input: Type.Object({
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        latitude: Type.Optional(Type.Union([Type.Number({ minimum: -90, maximum: 90 }), Type.Null()])),
+        longitude: Type.Optional(Type.Union([Type.Number({ minimum: -180, maximum: 180 }), Type.Null()])),
+        elevation: Type.Optional(Type.Union([Type.Number({ minimum: -500, maximum: 9000 }), Type.Null()])),
+        timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'IANA zone, e.g. "Europe/Berlin".' })),
+        units: Type.Optional(Type.Union([Type.Literal('metric'), Type.Literal('imperial')])),
+        onboarded: Type.Optional(Type.Boolean()),
+      }),
+      output: HomeSettingsSchema,
+      async handler(input) {
+        if (input.timezone !== undefined && !isValidTimezone(input.timezone)) {
+          throw homeErrors.INVALID_HOME_SETTING({ field: 'timezone', problem: `unknown time zone "${input.timezone}" (use an IANA name such as "Europe/Berlin")` }, { details: { field: 'timezone' } });
+        }
+        const lat = input.latitude === undefined ? settings.get().latitude : input.latitude;
+        const lon = input.longitude === undefined ? settings.get().longitude : input.longitude;
+        if ((lat === null) !== (lon === null)) {
+          throw homeErrors.INVALID_HOME_SETTING({ field: lat === null ? 'latitude' : 'longitude', problem: 'latitude and longitude go together' }, { details: { field: lat === null ? 'latitude' : 'longitude' } });
+        }
+        return settings.update(input);
       },
     }),
 

@@ -23,4 +23,13 @@ export const programErrors = defineErrors({
   SEMANTIC_REQUIRED: ['invalid', 'Give `semantic` or `semantics`.'],
   SEMANTIC_NOT_FOUND: ['not_found', 'Program {programId} has no semantic {semantic}.'],
   PRESET_NOT_FOUND: ['not_found', 'No activity preset {id}.'],
+  /** A Home Assistant automation that does not map to the hub's model: nothing is imported. */
+  AUTOMATION_NOT_MAPPED: ['unprocessable', '{path}: {problem}'],
+  /** An automation whose actions would trigger it again, seen at save. */
+  AUTOMATION_LOOP: ['unprocessable', 'The automation would trigger itself: {why}.'],
+  AUTOMATION_PAUSED: ['conflict', 'Automation {id} is paused: {reason}.'],
+  NOT_AN_AUTOMATION_TRIGGER: ['not_found', 'Automation {id} has no trigger {trigger}.'],
+  WEBHOOK_NOT_FOUND: ['not_found', 'No webhook {webhookId}.'],
+  TOO_MANY_WEBHOOK_CALLS: ['rate_limited', 'Too many calls of this webhook; try again in {retryAfterSeconds} s.'],
+  RUN_STOPPED: ['unprocessable', '{reason}'],
 });

@@ -23,8 +23,19 @@
  */
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { DomainError } from '../../platform/errors.js';
+import { renderDeep, renderTemplate, TemplateError } from '../automations/templates.js';
+import { AUTOMATION_LIMITS } from './automation-model.js';
 import { programErrors } from './errors.js';
 import type { StateCondition, Step, StepEnvironment, StepResult } from './model.js';
+
+/** Where a run waits (a delay or a wait) and until when: what a run resumes from after a restart. */
+export interface Checkpoint {
+  path: string;
+  until: number;
+}
+
+/** Step results kept per run; a longer run (a repeat of thousands) counts the rest. */
+export const MAX_STEP_RESULTS = 1000;
 
 export const DEFAULT_STEP_TIMEOUT_MS = 30_000;
 
@@ -37,6 +48,20 @@ export interface RunContext {
   signal?: AbortSignal;
   /** Called as each step finishes (containers after their contents). Exceptions are ignored. */
   onStep?: (result: StepResult) => void;
+  /**
+   * The run's variables (`trigger` among them), read by templates and set by `variables` steps;
+   * changed in place, so the caller sees what the run set.
+   */
+  scope?: Record<string, unknown>;
+  /** A delay or wait begins (with where and until when) or ends (undefined). */
+  onCheckpoint?: (checkpoint: Checkpoint | undefined) => void;
+  /** Continue a run from the delay or wait it was in: the steps before it are not run again. */
+  resume?: Checkpoint;
+}
+
+/** Whether a run can be continued from this checkpoint (not from inside a parallel step). */
+export function resumable(checkpoint: Checkpoint): boolean {
+  return !checkpoint.path.split('.').some((segment) => segment.startsWith('branch'));
 }
 
 export interface RunError {
@@ -50,6 +75,28 @@ export interface RunOutcome {
   ok: boolean;
   steps: StepResult[];
   error?: RunError;
+  /** A `stop` step ended the run, with its reason. */
+  stopped?: string;
+  /** Step results not kept (past MAX_STEP_RESULTS). */
+  omittedSteps?: number;
+}
+
+/** A `stop` step: unwinds the run. */
+class StopRun extends Error {
+  constructor(
+    readonly reason: string,
+    readonly failed: boolean,
+    readonly path: string,
+  ) {
+    super(reason);
+  }
+}
+
+interface Walk {
+  signal: AbortSignal | undefined;
+  emit: (r: StepResult) => void;
+  scope: Record<string, unknown>;
+  checkpoint: (c: Checkpoint | undefined) => void;
 }
 
 /** A step failed; carries the path of the step where it started. */
@@ -135,7 +182,12 @@ export class ProgramExecutor {
 
   async run(steps: Step[], ctx: RunContext = {}): Promise<RunOutcome> {
     const results: StepResult[] = [];
+    let omitted = 0;
     const emit = (r: StepResult) => {
+      if (results.length >= MAX_STEP_RESULTS) {
+        omitted++;
+        return;
+      }
       results.push(r);
       try {
         ctx.onStep?.(r);
@@ -143,24 +195,49 @@ export class ProgramExecutor {
         // an observer's problem is not the run's
       }
     };
+    const walk: Walk = {
+      signal: ctx.signal,
+      emit,
+      scope: ctx.scope ?? {},
+      checkpoint: (c) => {
+        try {
+          ctx.onCheckpoint?.(c);
+        } catch {
+          // an observer's problem is not the run's
+        }
+      },
+    };
+    const omittedSteps = () => (omitted > 0 ? { omittedSteps: omitted } : {});
     try {
-      await this.runList(steps, '', ctx.signal, emit);
-      return { ok: true, steps: results };
+      await this.runList(steps, '', walk, ctx.resume && resumable(ctx.resume) ? ctx.resume : undefined);
+      return { ok: true, steps: results, ...omittedSteps() };
     } catch (e) {
+      if (e instanceof StopRun) {
+        if (!e.failed) return { ok: true, steps: results, stopped: e.reason, ...omittedSteps() };
+        return { ok: false, steps: results, stopped: e.reason, error: { ...programErrors.RUN_STOPPED.info({ reason: e.reason }), step: e.path }, ...omittedSteps() };
+      }
       const f = e instanceof StepFailure ? e : new StepFailure(programErrors.STEP_FAILED.code, e instanceof Error ? e.message : String(e), '');
       const error: RunError = { code: f.code, message: f.message };
       if (f.path) error.step = f.path;
-      return { ok: false, steps: results, error };
+      return { ok: false, steps: results, error, ...omittedSteps() };
     }
   }
 
-  private async runList(steps: readonly Step[], prefix: string, signal: AbortSignal | undefined, emit: (r: StepResult) => void): Promise<void> {
-    for (const [i, step] of steps.entries()) {
-      await this.runStep(step, prefix ? `${prefix}.${i}` : String(i), signal, emit);
+  /** Runs a list; with `resume`, from the step it names (the steps before it ran before the restart). */
+  private async runList(steps: readonly Step[], prefix: string, walk: Walk, resume?: Checkpoint): Promise<void> {
+    let first = 0;
+    if (resume) {
+      const rest = prefix ? resume.path.slice(prefix.length + 1) : resume.path;
+      first = Number(rest.split('.')[0]);
+      if (!Number.isInteger(first) || first < 0 || first >= steps.length) first = 0;
+    }
+    for (let i = first; i < steps.length; i++) {
+      await this.runStep(steps[i] as Step, prefix ? `${prefix}.${i}` : String(i), walk, i === first ? resume : undefined);
     }
   }
 
-  private async runStep(step: Step, path: string, signal: AbortSignal | undefined, emit: (r: StepResult) => void): Promise<void> {
+  private async runStep(step: Step, path: string, walk: Walk, resume?: Checkpoint): Promise<void> {
+    const { signal, emit } = walk;
     const startedAt = this.clock.now();
     const base = (): Pick<StepResult, 'path' | 'type' | 'label' | 'startedAt' | 'finishedAt'> => {
       const r: Pick<StepResult, 'path' | 'type' | 'label' | 'startedAt' | 'finishedAt'> = { path, type: step.type, startedAt, finishedAt: this.clock.now() };
@@ -169,11 +246,15 @@ export class ProgramExecutor {
     };
     try {
       if (signal?.aborted) throw new Cancelled();
-      const result = await this.execute(step, path, signal, emit);
+      const result = await this.execute(step, path, walk, resume);
       const r: StepResult = { ...base(), status: 'succeeded' };
       if (result !== undefined) r.result = result;
       emit(r);
     } catch (e) {
+      if (e instanceof StopRun) {
+        emit({ ...base(), status: e.failed ? 'failed' : 'succeeded', ...(step.type === 'stop' ? { result: { reason: e.reason } } : {}) });
+        throw e;
+      }
       if (e instanceof StepFailure) {
         // A step inside this container failed: the container fails with it.
         emit({ ...base(), status: 'failed', error: { code: e.code, message: e.message } });
@@ -185,23 +266,56 @@ export class ProgramExecutor {
     }
   }
 
-  private async execute(step: Step, path: string, signal: AbortSignal | undefined, emit: (r: StepResult) => void): Promise<unknown> {
+  private async execute(step: Step, path: string, walk: Walk, resume?: Checkpoint): Promise<unknown> {
+    const { signal, scope } = walk;
+    const here = resume?.path === path ? resume : undefined;
+    const inside = resume && resume.path !== path ? resume : undefined;
     switch (step.type) {
       case 'command': {
         const timeoutMs = step.timeoutMs ?? this.defaultTimeoutMs;
-        return this.guard(() => this.env.command(step.deviceId, step.command, step.params ?? {}, timeoutMs), signal, { timeoutMs, subject: step.deviceId, what: `answer ${step.command}` });
+        const params = step.params ? (render(() => renderDeep(step.params, scope)) as Record<string, unknown>) : {};
+        return this.guard(() => this.env.command(step.deviceId, step.command, params, timeoutMs), signal, { timeoutMs, subject: step.deviceId, what: `answer ${step.command}` });
       }
-      case 'delay':
-        await this.sleep(step.ms, signal);
-        return undefined;
+      case 'delay': {
+        const until = here ? here.until : this.clock.now() + step.ms;
+        walk.checkpoint({ path, until });
+        try {
+          await this.sleep(Math.max(0, until - this.clock.now()), signal);
+        } finally {
+          walk.checkpoint(undefined);
+        }
+        return here ? { resumed: true } : undefined;
+      }
       case 'wait_until': {
-        const { condition, timeoutMs } = step;
-        await this.guard(
-          () => this.env.waitForState(condition.deviceId, (state) => evaluateCondition(condition, state), timeoutMs),
-          signal,
-          { timeoutMs, subject: `${condition.deviceId}.${condition.key}`, what: 'reach the condition' },
-        );
+        const { condition } = step;
+        const until = here ? here.until : this.clock.now() + step.timeoutMs;
+        const timeoutMs = Math.max(1, until - this.clock.now());
+        walk.checkpoint({ path, until });
+        try {
+          await this.guard(
+            () => this.env.waitForState(condition.deviceId, (state) => evaluateCondition(condition, state), timeoutMs),
+            signal,
+            { timeoutMs, subject: `${condition.deviceId}.${condition.key}`, what: 'reach the condition' },
+          );
+        } finally {
+          walk.checkpoint(undefined);
+        }
         return undefined;
+      }
+      case 'wait_for_trigger': {
+        const until = here ? here.until : this.clock.now() + step.timeoutMs;
+        walk.checkpoint({ path, until });
+        let fired;
+        try {
+          fired = await this.guard(() => this.env.waitForTrigger(step.triggers, Math.max(1, until - this.clock.now()), signal), signal);
+        } finally {
+          walk.checkpoint(undefined);
+        }
+        scope['wait'] = { trigger: fired ?? null, completed: fired !== undefined };
+        if (!fired && step.continueOnTimeout === false) {
+          throw programErrors.STEP_TIMEOUT({ subject: 'No trigger', what: 'fire', timeoutMs: step.timeoutMs }, { details: { path } });
+        }
+        return { fired: fired ? fired.description : null };
       }
       case 'run_program':
         return this.guard(() => this.env.runProgram(step.programId, 'program'), signal);
@@ -212,20 +326,71 @@ export class ProgramExecutor {
         return this.guard(() => this.env.zoneVolume(step.zoneId, change), signal, { timeoutMs: this.defaultTimeoutMs, subject: `Zone ${step.zoneId}`, what: 'change volume' });
       }
       case 'condition': {
+        if (inside) {
+          const branch = inside.path.startsWith(`${path}.then`) ? 'then' : 'else';
+          await this.runList(branch === 'then' ? step.then : (step.else ?? []), `${path}.${branch}`, walk, inside);
+          return { matched: branch === 'then', branch, resumed: true };
+        }
         const matched = evaluateCondition(step.condition, this.env.deviceState(step.condition.deviceId));
-        if (matched) await this.runList(step.then, `${path}.then`, signal, emit);
-        else if (step.else) await this.runList(step.else, `${path}.else`, signal, emit);
+        if (matched) await this.runList(step.then, `${path}.then`, walk);
+        else if (step.else) await this.runList(step.else, `${path}.else`, walk);
         return { matched, branch: matched ? 'then' : step.else ? 'else' : null };
       }
+      case 'choose': {
+        if (inside) {
+          const segment = inside.path.slice(path.length + 1).split('.')[0] ?? '';
+          const k = segment === 'default' ? -1 : Number(segment.replace('choice', ''));
+          const list = k === -1 ? step.default ?? [] : step.choices[k]?.steps ?? [];
+          await this.runList(list, `${path}.${segment}`, walk, inside);
+          return { chose: k === -1 ? 'default' : k, resumed: true };
+        }
+        const k = step.choices.findIndex((c) => this.env.conditions(c.conditions, scope));
+        if (k >= 0) await this.runList((step.choices[k] as { steps: Step[] }).steps, `${path}.choice${k}`, walk);
+        else if (step.default) await this.runList(step.default, `${path}.default`, walk);
+        return { chose: k >= 0 ? k : step.default ? 'default' : null };
+      }
+      case 'repeat':
+        return this.repeat(step, path, walk, inside);
+      case 'variables':
+        for (const [name, value] of Object.entries(step.variables)) scope[name] = render(() => renderDeep(value, scope));
+        return undefined;
+      case 'stop':
+        throw new StopRun(step.reason ?? 'Stopped by a stop step.', step.error === true, path);
+      case 'alert': {
+        const message = String(render(() => renderTemplate(step.message, scope)));
+        return this.guard(
+          () => this.env.alert({ message, severity: step.severity ?? 'info', type: step.alertType ?? 'automation', ...(step.deviceId ? { deviceId: step.deviceId } : {}) }),
+          signal,
+        );
+      }
+      case 'scene':
+        return this.guard(() => this.env.scene(step.sceneId), signal, { timeoutMs: this.defaultTimeoutMs, subject: `Scene ${step.sceneId}`, what: 'run' });
       case 'parallel':
-        await this.parallel(step.branches, path, signal, emit);
+        await this.parallel(step.branches, path, walk);
         return undefined;
       default:
         throw programErrors.STEP_FAILED({ reason: `Unknown step type ${JSON.stringify((step as { type?: unknown }).type)}.` });
     }
   }
 
-  private async parallel(branches: Step[][], path: string, signal: AbortSignal | undefined, emit: (r: StepResult) => void): Promise<void> {
+  /** count, while (before each pass) or until (after each pass); at most maxRepeat passes. */
+  private async repeat(step: Extract<Step, { type: 'repeat' }>, path: string, walk: Walk, inside?: Checkpoint): Promise<unknown> {
+    const limit = Math.min(step.count ?? AUTOMATION_LIMITS.maxRepeat, AUTOMATION_LIMITS.maxRepeat);
+    let pass = 0;
+    if (inside) pass = Number((inside.path.slice(path.length + 1).split('.')[0] ?? '').replace('pass', '')) || 0;
+    for (; pass < limit; pass++) {
+      walk.scope['repeat'] = { index: pass + 1, first: pass === 0, ...(step.count ? { last: pass === step.count - 1 } : {}) };
+      const resuming = inside && pass === Number((inside.path.slice(path.length + 1).split('.')[0] ?? '').replace('pass', ''));
+      if (!resuming && step.while && !this.env.conditions(step.while, walk.scope)) return { passes: pass };
+      await this.runList(step.steps, `${path}.pass${pass}`, walk, resuming ? inside : undefined);
+      if (step.until && this.env.conditions(step.until, walk.scope)) return { passes: pass + 1 };
+    }
+    if (!step.count) throw programErrors.STEP_FAILED({ reason: `The repeat ran ${limit} passes, the most one may.` }, { details: { path } });
+    return { passes: pass };
+  }
+
+  private async parallel(branches: Step[][], path: string, walk: Walk): Promise<void> {
+    const { signal } = walk;
     const controller = new AbortController();
     const onOuterAbort = () => controller.abort();
     if (signal?.aborted) controller.abort();
@@ -236,7 +401,8 @@ export class ProgramExecutor {
       await Promise.all(
         branches.map(async (branch, b) => {
           try {
-            await this.runList(branch, `${path}.branch${b}`, controller.signal, emit);
+            // A wait inside a branch is not a place a run can resume from: no checkpoint.
+            await this.runList(branch, `${path}.branch${b}`, { ...walk, signal: controller.signal, checkpoint: () => undefined });
           } catch (e) {
             if (!failed) {
               failed = true;
@@ -305,6 +471,16 @@ export class ProgramExecutor {
         (e: unknown) => finish(() => reject(e)),
       );
     });
+  }
+}
+
+/** A template that fails at run time fails its step, in words. */
+function render(work: () => unknown): unknown {
+  try {
+    return work();
+  } catch (e) {
+    if (e instanceof TemplateError) throw programErrors.STEP_FAILED({ reason: `Template: ${e.message}` });
+    throw e;
   }
 }
 

@@ -18,15 +18,7 @@ export const PROGRAM_LIMITS = {
   maxYamlLength: 200_000,
 } as const;
 
-/** True for a zone name `Intl` knows (IANA, e.g. "Europe/Berlin", or "UTC"). */
-export function isValidTimezone(timezone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isValidTimezone } from '../../platform/timezones.js';
 
 /** The problem with a cron expression in words, or undefined when it is usable. */
 export function cronProblem(expression: string, timezone?: string): string | undefined {

@@ -4,10 +4,12 @@ import type { AudienceResolver } from '../access/audience.js';
 import type { RoutineReach } from '../home/routine-reach.js';
 import { DeviceActionResultSchema } from '../home/schemas.js';
 import { programErrors } from './errors.js';
-import type { Step } from './model.js';
+import type { Program, Step } from './model.js';
 import type { ProgramService } from './program-service.js';
 import { ProgramRunSchema } from './run-schema.js';
 import { ProgramInputSchema, ProgramSchema, TimerSchema, withStepDefinitions } from './steps.js';
+import { TriggerSchema } from './automation-schemas.js';
+import { isAutomation, type AutomationEngine } from '../automations/engine.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 200 });
 const Wait = Type.Optional(Type.Boolean({ description: 'Answer when the run has finished (status succeeded/failed) instead of at once with status running.' }));
@@ -68,7 +70,7 @@ export function programOperations(programs: ProgramService, { audiences, reach }
       input: ProgramInputSchema,
       output: ProgramSchema,
       async handler(input) {
-        return (await programs.save(input)) as never;
+        return programs.view(await programs.save(input)) as never;
       },
     }),
     run: defineOperation({
@@ -112,7 +114,7 @@ export function programOperations(programs: ProgramService, { audiences, reach }
       input: Type.Object({ id: Id, name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
       output: ProgramSchema,
       async handler({ id, name }) {
-        return (await programs.copy(id, name)) as never;
+        return programs.view(await programs.copy(id, name)) as never;
       },
     }),
     timer: defineOperation({
@@ -122,7 +124,7 @@ export function programOperations(programs: ProgramService, { audiences, reach }
       input: Type.Object({ id: Id, timer: Type.Union([TimerSchema, Type.Null()]) }),
       output: ProgramSchema,
       async handler({ id, timer }) {
-        return (await programs.updateTimer(id, timer)) as never;
+        return programs.view(await programs.updateTimer(id, timer)) as never;
       },
     }),
     script: defineOperation({
@@ -133,7 +135,7 @@ export function programOperations(programs: ProgramService, { audiences, reach }
       output: ProgramSchema,
       async handler(input) {
         const { id, steps, offSteps } = input as unknown as { id: string; steps: Step[]; offSteps?: Step[] | null };
-        return (await programs.updateScript(id, { steps, ...(offSteps !== undefined ? { offSteps } : {}) })) as never;
+        return programs.view(await programs.updateScript(id, { steps, ...(offSteps !== undefined ? { offSteps } : {}) })) as never;
       },
     }),
     lightingOff: defineOperation({
@@ -174,48 +176,143 @@ const ProgramSemantics = Type.Object({ programId: Type.String(), programName: Ty
 const Automation = Type.Object({
   programId: Type.String(),
   name: Type.String(),
-  timer: Type.Unknown({ description: 'The program timer.' }),
+  timer: Type.Unknown({ description: 'The time trigger "timer", as automations of before had it (null without one).' }),
+  triggers: Type.Array(TriggerSchema),
+  conditionCount: Type.Integer(),
+  mode: Type.String(),
   enabled: Type.Boolean(),
+  pause: Type.Union([Type.Object({ reason: Type.String(), message: Type.String(), at: Type.Integer() }), Type.Null()]),
   nextFireAt: Type.Union([Type.Integer(), Type.Null()]),
   running: Type.Boolean(),
 });
+const Traces = Type.Object({ traces: Type.Array(ProgramRunSchema) });
 
-/** Automations are programs with timers; program semantics are their intent tags. */
-export function automationOperations(programs: ProgramService) {
+/**
+ * Automations are programs with at least one trigger (the timers of before are time triggers);
+ * program semantics are their intent tags.
+ */
+export function automationOperations(programs: ProgramService, engine: AutomationEngine) {
   const semanticsOf = (id: string) => {
     const p = programs.programs.get(id);
     return { programId: p.id, programName: p.name, semantics: p.semantics ?? [] };
   };
+  const requireAutomation = (id: string) => {
+    const program = programs.programs.get(id);
+    if (!isAutomation(program)) throw programErrors.NOT_AN_AUTOMATION({ program: program.name }, { details: { programId: id } });
+    return program;
+  };
+  const summary = (p: Program) => {
+    const view = programs.view(p);
+    return {
+      programId: p.id, name: p.name, timer: view.timer, triggers: view.triggers, conditionCount: view.conditions.length, mode: view.mode,
+      enabled: view.enabled, pause: p.pause ?? null, nextFireAt: view.nextFireAt, running: view.running,
+    };
+  };
   return {
     list: defineOperation({
       name: 'automations.list',
-      summary: 'Automations: programs with a timer, with their next fire time.',
+      summary: 'Automations: programs with at least one trigger, with their next time or sun fire and whether they are enabled.',
       access: OS_ADMIN,
       input: Type.Object({}),
       output: Type.Object({ automations: Type.Array(Automation) }),
       async handler() {
-        return {
-          automations: programs
-            .list()
-            .filter((p) => p.timer)
-            .map((p) => {
-              const view = programs.view(p);
-              return { programId: p.id, name: p.name, timer: p.timer, enabled: p.timer!.enabled, nextFireAt: view.nextFireAt, running: view.running };
-            }),
-        };
+        return { automations: programs.list().filter(isAutomation).map(summary) } as never;
       },
     }),
     run: defineOperation({
       name: 'automations.run',
       journal: 'activity',
-      summary: 'Run an automation now, as its timer would (422 NOT_AN_AUTOMATION for a program without a timer).',
+      summary: 'Run an automation now, skipping its triggers and conditions (422 NOT_AN_AUTOMATION for a program without triggers).',
       access: OS_ADMIN,
       input: Type.Object({ id: Id, wait: Wait }),
       output: ProgramRunSchema,
       async handler({ id, wait }) {
-        const program = programs.programs.get(id);
-        if (!program.timer) throw programErrors.NOT_AN_AUTOMATION({ program: program.name }, { details: { programId: id } });
-        return programs.run(id, { trigger: 'timer', wait: wait ?? false });
+        const program = requireAutomation(id);
+        const onlyTimer = program.triggers?.every((t) => t.type === 'time');
+        return programs.run(id, { trigger: onlyTimer ? 'timer' : 'manual', wait: wait ?? false });
+      },
+    }),
+    enable: defineOperation({
+      name: 'automations.enable',
+      summary: 'Let the automation\'s triggers fire again; also lifts a pause set by runaway protection.',
+      access: OS_ADMIN,
+      input: Type.Object({ id: Id }),
+      output: Automation,
+      async handler({ id }) {
+        requireAutomation(id);
+        return summary(await programs.setEnabled(id, true)) as never;
+      },
+    }),
+    disable: defineOperation({
+      name: 'automations.disable',
+      summary: 'Stop the automation\'s triggers from firing (it still runs by hand).',
+      access: OS_ADMIN,
+      input: Type.Object({ id: Id }),
+      output: Automation,
+      async handler({ id }) {
+        requireAutomation(id);
+        return summary(await programs.setEnabled(id, false)) as never;
+      },
+    }),
+    test: defineOperation({
+      name: 'automations.test',
+      journal: 'activity',
+      summary: 'Run the automation now as if one of its triggers fired (`triggerId`, else the first), with `data` as the trigger\'s data; its conditions are evaluated unless `skipConditions`.',
+      description: 'Answers the trace: a run, or why none started (not_passed with each condition\'s result, skipped by the mode).',
+      access: OS_ADMIN,
+      input: Type.Object({
+        id: Id,
+        triggerId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'What the actions read as `trigger.*` (deviceId, from, to, payload…).' })),
+        skipConditions: Type.Optional(Type.Boolean()),
+      }),
+      output: ProgramRunSchema,
+      async handler({ id, triggerId, data, skipConditions }) {
+        requireAutomation(id);
+        return engine.test(id, { ...(triggerId !== undefined ? { triggerId } : {}), ...(data ? { data } : {}), ...(skipConditions !== undefined ? { skipConditions } : {}) });
+      },
+    }),
+    traces: defineOperation({
+      name: 'automations.traces',
+      summary: 'An automation\'s traces, newest first: the newest 50 runs and evaluations, and apart from them the newest 20 that failed, did not pass, were skipped or were interrupted (`notable`).',
+      access: OS_ADMIN,
+      input: Type.Object({ id: Id, notable: Type.Optional(Type.Boolean()), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 50 })) }),
+      output: Traces,
+      async handler({ id, notable, limit }) {
+        requireAutomation(id);
+        return { traces: await programs.history(id, limit ?? 50, { notable: notable === true }) };
+      },
+    }),
+    trace: defineOperation({
+      name: 'automations.traces.get',
+      summary: 'One trace: the trigger and its data, each condition\'s result, each step\'s outcome and the variables.',
+      access: OS_ADMIN,
+      input: Type.Object({ runId: Id }),
+      output: ProgramRunSchema,
+      async handler({ runId }) {
+        return programs.getRun(runId);
+      },
+    }),
+    status: defineOperation({
+      name: 'automations.status',
+      summary: 'The automation engine: whether this instance listens for triggers (a cluster has one that does), how many automations are armed and how many device fields they watch.',
+      access: OS_ADMIN,
+      input: Type.Object({}),
+      output: Type.Object({ role: Type.String(), armed: Type.Integer(), indexedFields: Type.Integer(), trackedFields: Type.Integer(), mqtt: Type.Boolean() }),
+      async handler() {
+        return engine.status;
+      },
+    }),
+    webhook: defineOperation({
+      name: 'webhooks.call',
+      journal: 'activity',
+      summary: 'Call an automation\'s webhook: no token; the id is the secret. The body is what the actions read as `trigger.payload`.',
+      description: '404 WEBHOOK_NOT_FOUND for an unknown id; 429 TOO_MANY_WEBHOOK_CALLS past the rate per id and address.',
+      access: 'public',
+      input: Type.Object({ webhookId: Type.String({ minLength: 1, maxLength: 100 }), body: Type.Optional(Type.Unknown()) }),
+      output: Type.Object({ programId: Type.String(), runId: Type.Union([Type.String(), Type.Null()]), status: Type.String() }),
+      async handler({ webhookId, body }, { clientAddress }) {
+        return engine.callWebhook(webhookId, body, clientAddress);
       },
     }),
     listSemantics: defineOperation({

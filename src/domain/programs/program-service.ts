@@ -7,21 +7,29 @@ import type { DocumentCollection } from '../../platform/document-collection.js';
 import { errorInfo, tryCommand } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import { homeErrors } from '../home/errors.js';
+import type { AlertService } from '../home/alerts.js';
 import type { MacroService } from '../home/macros.js';
 import type { ZoneService } from '../home/zones.js';
+import type { SceneCatalog } from '../scenes/catalog.js';
+import type { AutomationConditions } from '../automations/waits.js';
+import { AUTOMATION_LIMITS, type AutomationMode, type AutomationPause, type ConditionResult, type Trigger, type TriggerData } from './automation-model.js';
 import { programErrors } from './errors.js';
-import { ProgramExecutor } from './executor.js';
-import type { ConcurrencyPolicy, Program, ProgramRun, Step, StepEnvironment, Timer } from './model.js';
-import { findCycle, lightingDevices, referencesOf } from './references.js';
-import { ProgramScheduler, type FireStore } from './scheduler.js';
-import { parseProgramInput, validateProgramScript, validateTimer } from './steps.js';
+import { ProgramExecutor, resumable, type Checkpoint } from './executor.js';
+import type { Program, ProgramRun, Step, StepEnvironment, Timer } from './model.js';
+import { findAutomationLoop, findCycle, lightingDevices, referencesOf } from './references.js';
+import { scheduleKey, type ProgramScheduler } from './scheduler.js';
+import { withWebhookIds } from './webhook-ids.js';
+import { concurrencyOfMode, modeOfConcurrency, parseProgramInput, validateProgramScript, validateTimer, type YamlImporter } from './steps.js';
 
 export interface ProgramRunRepository {
   save(run: ProgramRun): Promise<void>;
-  list(programId: string, limit: number): Promise<ProgramRun[]>;
+  /** Newest first; `notable`: only runs that failed, did not pass, were skipped or interrupted. */
+  list(programId: string, limit: number, options?: { notable?: boolean }): Promise<ProgramRun[]>;
   get(runId: string): Promise<ProgramRun | undefined>;
-  /** Keeps the newest `keep` runs of a program. */
-  prune(programId: string, keep: number): Promise<void>;
+  /** Keeps the newest `keep` runs of a program and, besides, its newest `keepNotable` notable ones. */
+  prune(programId: string, keep: number, keepNotable: number): Promise<void>;
+  /** Runs recorded as running: at start, those a stopped process left inside a delay or wait. */
+  listRunning(): Promise<ProgramRun[]>;
 }
 
 export interface ProgramUser {
@@ -30,7 +38,10 @@ export interface ProgramUser {
   name: string;
 }
 
-const RUN_HISTORY_PER_PROGRAM = 50;
+/** Stored runs, as the trace viewer reads them: the newest 50, and the newest 20 that mattered. */
+export const RUN_HISTORY = { keep: 50, keepNotable: 20 } as const;
+/** Statuses that are kept apart so that frequent dull runs never push them out. */
+export const NOTABLE_STATUSES: readonly ProgramRun['status'][] = ['failed', 'not_passed', 'skipped', 'interrupted'];
 const MAX_QUEUED_RUNS = 5;
 
 interface Active {
@@ -39,61 +50,97 @@ interface Active {
   done: Promise<ProgramRun>;
 }
 
+export interface ProgramServiceDeps {
+  /** The records the program catalog holds (and loads). */
+  programs: DocumentCollection<Program>;
+  runs: ProgramRunRepository;
+  /** Arms the time and sun triggers (the automation engine fires them); read here for `nextFireAt`. */
+  scheduler: ProgramScheduler;
+  devices: DeviceService;
+  /** What steps reach besides devices: zones (volume), macros, alerts, scenes. */
+  zones: ZoneService;
+  macros: MacroService;
+  alerts: AlertService;
+  scenes: SceneCatalog;
+  /** Conditions and waits of automation steps (choose, repeat, wait_for_trigger). */
+  automation: AutomationConditions;
+  /** A YAML document in another dialect (a Home Assistant automation), compiled to a save body. */
+  importYaml?: YamlImporter;
+  events: DomainEventBus;
+  clock: Clock;
+  timers: Timers;
+  log: { error(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void };
+}
+
 /**
- * Programs: saving (canonical steps or YAML, with references and recursion checked), running with
- * a concurrency policy, run history, timers through the scheduler, and the lighting-off helper.
+ * Programs and automations: saving (canonical steps, the hub's YAML or a Home Assistant
+ * automation, with references, recursion and visible trigger loops checked), running with a
+ * mode, traces (run history with what started each run and what its conditions read), and
+ * runs that go on after a restart.
  *
- * Second run of a running program, by its `concurrency`: `reject` answers 409 PROGRAM_RUNNING;
- * `restart` cancels the running one and starts again; `queue` runs it after the current one
- * (at most 5 waiting; more answers 409 RUN_QUEUE_FULL).
+ * A second start of a running program, by its mode (`concurrency` for programs of before):
+ * single (`reject`) refuses a manual start with 409 PROGRAM_RUNNING and skips a trigger's
+ * (recorded); restart cancels the running one; queued (`queue`) waits (at most `max`, then 409
+ * RUN_QUEUE_FULL or a skip); parallel runs beside (at most `max`).
  */
 export class ProgramService {
-  private readonly active = new Map<string, Active>();
+  private readonly active = new Map<string, Active[]>();
   private readonly queued = new Map<string, number>();
+  /** The last evaluation that did not run, per program: a repeat of it is counted on it. */
+  private readonly lastEvaluation = new Map<string, { key: string; run: ProgramRun }>();
   private readonly executor: ProgramExecutor;
-  readonly scheduler: ProgramScheduler;
+  private stopping = false;
+  readonly programs: DocumentCollection<Program>;
 
-  constructor(
-    /** The records the program catalog holds (and loads). */
-    readonly programs: DocumentCollection<Program>,
-    private readonly runs: ProgramRunRepository,
-    fires: FireStore,
-    private readonly devices: DeviceService,
-    /** What steps reach besides devices: zones (volume) and macros. */
-    private readonly zones: ZoneService,
-    private readonly macros: MacroService,
-    private readonly events: DomainEventBus,
-    private readonly clock: Clock,
-    private readonly timers: Timers,
-    private readonly log: { error(obj: unknown, msg: string): void },
-  ) {
-    this.executor = new ProgramExecutor(this.environment(), clock, timers);
-    this.scheduler = new ProgramScheduler({
-      clock,
-      timers,
-      store: fires,
-      log,
-      fire: (programId) => {
-        this.run(programId, { trigger: 'timer' }).catch((err: unknown) => log.error({ err, programId }, 'timer run not started'));
-      },
-    });
+  constructor(private readonly deps: ProgramServiceDeps) {
+    this.programs = deps.programs;
+    this.executor = new ProgramExecutor(this.environment(), deps.clock, deps.timers);
   }
 
+  /** Runs a stopped process left inside a delay or wait: interrupted, and continued where they ask to. */
   async start(): Promise<void> {
-    await this.scheduler.start(this.programs.list().map((p) => ({ id: p.id, timer: p.timer, since: p.updatedAt })));
-    // Programs saved on another instance of a cluster: their timers are armed here too (each slot
-    // fires once, on whichever instance claims it first).
-    const follow = ({ program }: { program: Program }) => void this.scheduler.schedule(program.id, program.timer);
-    this.events.on(this, 'program.created', follow, { origin: 'replica' });
-    this.events.on(this, 'program.updated', follow, { origin: 'replica' });
-    this.events.on(this, 'program.removed', ({ programId }) => this.scheduler.unschedule(programId), { origin: 'replica' });
+    this.stopping = false;
+    let stale: ProgramRun[] = [];
+    try {
+      stale = await this.deps.runs.listRunning();
+    } catch (err) {
+      this.deps.log.error({ err }, 'could not read the runs left running');
+    }
+    for (const run of stale) {
+      const checkpoint = run.checkpoint;
+      const interrupted: ProgramRun = {
+        ...run,
+        status: 'interrupted',
+        finishedAt: this.deps.clock.now(),
+        reason: checkpoint ? `The hub stopped while the run waited at step ${checkpoint.path}.` : 'The hub stopped during the run.',
+      };
+      delete interrupted.checkpoint;
+      await this.deps.runs.save(interrupted).catch((err: unknown) => this.deps.log.error({ err, runId: run.id }, 'interrupted run not recorded'));
+      this.deps.events.emit('program.run_finished', { run: interrupted, at: interrupted.finishedAt as number });
+      const program = this.programs.find(run.programId);
+      if (!program?.resume || !checkpoint || !resumable(checkpoint) || this.runningCount(program.id) > 0) continue;
+      const steps = run.path === 'off' ? program.offSteps : program.steps;
+      if (!steps) continue;
+      this.begin(program, steps, run.path, run.trigger, {
+        ...(run.triggered ? { triggered: run.triggered } : {}),
+        ...(run.conditions ? { conditions: run.conditions } : {}),
+        variables: run.variables ?? {},
+        resume: checkpoint,
+        resumedFrom: run.id,
+      });
+    }
   }
 
+  /**
+   * Cancels the runs in progress. A run waiting at a delay or wait keeps its record as it is
+   * (running, with where it waits), so the next start finds it interrupted and, with `resume`,
+   * continues it.
+   */
   async stop(): Promise<void> {
-    this.events.removeOwner(this);
-    this.scheduler.stop();
-    for (const { abort } of this.active.values()) abort.abort();
-    await Promise.allSettled([...this.active.values()].map((a) => a.done));
+    this.stopping = true;
+    const all = [...this.active.values()].flat();
+    for (const { abort } of all) abort.abort();
+    await Promise.allSettled(all.map((a) => a.done));
   }
 
   list(): Program[] {
@@ -104,74 +151,132 @@ export class ProgramService {
     return this.programs.find(id);
   }
 
+  /** A program as surfaces show it: its mode and triggers always, the timer of before, next fire, running. */
   view(program: Program) {
-    return { ...program, nextFireAt: this.scheduler.nextFire(program.id) ?? null, running: this.active.has(program.id) };
+    let nextFireAt: number | undefined;
+    for (const [i, trigger] of (program.triggers ?? []).entries()) {
+      if (trigger.type !== 'time' && trigger.type !== 'sun') continue;
+      const at = this.deps.scheduler.nextFire(scheduleKey(program.id, trigger, i));
+      if (at !== undefined && (nextFireAt === undefined || at < nextFireAt)) nextFireAt = at;
+    }
+    const { mode, max } = this.modeOf(program);
+    const timerTrigger = (program.triggers ?? []).find((t): t is Extract<Trigger, { type: 'time' }> => t.type === 'time' && t.id === 'timer');
+    const { checkpoint: _c, ...rest } = program as Program & { checkpoint?: unknown };
+    return {
+      ...rest,
+      timer: timerTrigger?.timer ?? null,
+      triggers: program.triggers ?? [],
+      conditions: program.conditions ?? [],
+      mode,
+      ...(mode === 'queued' || mode === 'parallel' ? { max } : {}),
+      enabled: program.enabled !== false,
+      concurrency: concurrencyOfMode(mode),
+      nextFireAt: nextFireAt ?? null,
+      running: this.runningCount(program.id) > 0,
+    };
+  }
+
+  modeOf(program: Pick<Program, 'mode' | 'max' | 'concurrency'>): { mode: AutomationMode; max: number } {
+    const mode = program.mode ?? modeOfConcurrency(program.concurrency);
+    const max = program.max ?? (mode === 'queued' ? (program.mode ? AUTOMATION_LIMITS.defaultQueuedMax : MAX_QUEUED_RUNS) : AUTOMATION_LIMITS.defaultParallelMax);
+    return { mode, max };
   }
 
   async save(body: unknown): Promise<Program> {
-    const draft = parseProgramInput(body);
+    const draft = parseProgramInput(body, this.deps.importYaml);
     const existing = draft.id ? this.programs.find(draft.id) : undefined;
     const id = draft.id ?? randomUUID();
-    const candidate = {
+    let triggers = draft.triggers ?? (draft.timer === undefined ? existing?.triggers : undefined) ?? [];
+    // `timer` (the field of before) is the time trigger with id "timer".
+    if (draft.timer !== undefined) {
+      triggers = triggers.filter((t) => !(t.type === 'time' && t.id === 'timer'));
+      if (draft.timer) triggers = [{ id: 'timer', type: 'time', timer: draft.timer }, ...triggers];
+    }
+    triggers = withWebhookIds(triggers, existing?.triggers);
+    const mode = draft.mode ?? (draft.concurrency ? modeOfConcurrency(draft.concurrency) : undefined) ?? existing?.mode ?? modeOfConcurrency(existing?.concurrency ?? 'reject');
+    const candidate: Omit<Program, 'createdAt' | 'updatedAt'> = {
       id,
       name: draft.name,
       ...(draft.description !== undefined ? { description: draft.description } : {}),
       steps: draft.steps,
       ...(draft.offSteps ? { offSteps: draft.offSteps } : {}),
-      timer: draft.timer === undefined ? (existing?.timer ?? null) : draft.timer,
-      concurrency: draft.concurrency ?? existing?.concurrency ?? 'reject',
+      triggers,
+      conditions: draft.conditions ?? (draft.triggers === undefined ? existing?.conditions : undefined) ?? [],
+      mode,
+      ...(draft.max !== undefined ? { max: draft.max } : mode === existing?.mode && existing?.max !== undefined ? { max: existing.max } : {}),
+      enabled: draft.enabled ?? existing?.enabled ?? true,
+      // Saving again keeps a pause: only enabling clears it.
+      pause: existing?.pause ?? null,
+      ...((draft.resume ?? existing?.resume) ? { resume: true } : {}),
+      concurrency: concurrencyOfMode(mode),
       semantics: draft.semantics ?? existing?.semantics ?? [],
       ...(draft.yaml !== undefined ? { yaml: draft.yaml } : {}),
     };
-    this.checkReferences(id, candidate.steps, candidate.offSteps);
+    this.checkReferences(id, candidate.steps, candidate.offSteps, candidate.triggers ?? [], candidate);
     const { item, created } = await this.programs.save(candidate);
-    await this.scheduler.schedule(item.id, item.timer);
-    this.events.emit(created ? 'program.created' : 'program.updated', { program: item, at: this.clock.now() });
+    this.lastEvaluation.delete(id);
+    this.deps.events.emit(created ? 'program.created' : 'program.updated', { program: item, at: this.deps.clock.now() });
     return item;
   }
 
   async updateScript(id: string, script: { steps: Step[]; offSteps?: Step[] | null }): Promise<Program> {
     const program = this.programs.get(id);
     validateProgramScript({ steps: script.steps, ...(script.offSteps ? { offSteps: script.offSteps } : {}) });
-    this.checkReferences(id, script.steps, script.offSteps ?? undefined);
+    this.checkReferences(id, script.steps, script.offSteps ?? undefined, program.triggers ?? [], program);
     const updated = await this.programs.update(id, () => {
       const next: Partial<Program> = { steps: script.steps, yaml: undefined };
       if (script.offSteps !== undefined) next.offSteps = script.offSteps ?? undefined;
       return next;
     });
-    void program;
-    this.events.emit('program.updated', { program: updated, at: this.clock.now() });
+    this.deps.events.emit('program.updated', { program: updated, at: this.deps.clock.now() });
     return updated;
   }
 
+  /** Replaces the time trigger with id "timer" (the timer of programs of before); null removes it. */
   async updateTimer(id: string, timer: unknown): Promise<Program> {
     this.programs.get(id);
-    const parsed = validateTimer(timer) ?? null;
-    const updated = await this.programs.update(id, () => ({ timer: parsed as Timer | null }));
-    await this.scheduler.schedule(id, updated.timer);
-    this.events.emit('program.updated', { program: updated, at: this.clock.now() });
+    const parsed = (validateTimer(timer) ?? null) as Timer | null;
+    const updated = await this.programs.update(id, (p) => {
+      const others = (p.triggers ?? []).filter((t) => !(t.type === 'time' && t.id === 'timer'));
+      return { triggers: parsed ? [{ id: 'timer', type: 'time' as const, timer: parsed }, ...others] : others, yaml: undefined };
+    });
+    this.deps.events.emit('program.updated', { program: updated, at: this.deps.clock.now() });
     return updated;
+  }
+
+  /** Turns an automation's triggers on or off; enabling also lifts a runaway pause. */
+  async setEnabled(id: string, enabled: boolean): Promise<Program> {
+    const updated = await this.programs.update(id, () => ({ enabled, ...(enabled ? { pause: null } : {}) }));
+    this.recentReset(id);
+    this.deps.events.emit('program.updated', { program: updated, at: this.deps.clock.now() });
+    return updated;
+  }
+
+  async pause(id: string, pause: AutomationPause): Promise<void> {
+    const updated = await this.programs.update(id, () => ({ pause }));
+    this.deps.events.emit('program.updated', { program: updated, at: this.deps.clock.now() });
   }
 
   /** Replaces a program's semantic tags (what intents match besides its name). */
   async setSemantics(id: string, change: (current: string[]) => string[]): Promise<Program> {
     const updated = await this.programs.update(id, (p) => ({ semantics: [...new Set(change(p.semantics ?? []).map((t) => t.trim().toLowerCase()).filter(Boolean))] }));
-    this.events.emit('program_semantics.updated', { programId: id, semantics: updated.semantics ?? [], at: this.clock.now() });
+    this.deps.events.emit('program_semantics.updated', { programId: id, semantics: updated.semantics ?? [], at: this.deps.clock.now() });
     return updated;
   }
 
   async copy(id: string, name?: string): Promise<Program> {
     const source = this.programs.get(id);
     const { id: _id, createdAt: _c, updatedAt: _u, ...rest } = source;
-    // A copy starts with its timer off: two programs firing at once is rarely what one wants.
-    const timer = source.timer ? { ...source.timer, enabled: false } : null;
-    const { item } = await this.programs.save({ ...rest, timer, name: name ?? `${source.name} (copy)` });
-    this.events.emit('program.created', { program: item, at: this.clock.now() });
+    // A copy starts with its timer and triggers off: two programs firing at once is rarely what
+    // one wants. Its webhooks get addresses of their own.
+    const triggers = (source.triggers ?? []).map((t) => (t.type === 'webhook' ? { ...t, webhookId: undefined } : t.type === 'time' && t.id === 'timer' ? { ...t, timer: { ...t.timer, enabled: false } } : t));
+    const { item } = await this.programs.save({ ...rest, triggers: withWebhookIds(triggers as Trigger[]), enabled: source.triggers?.length ? false : (source.enabled ?? true), pause: null, name: name ?? `${source.name} (copy)` });
+    this.deps.events.emit('program.created', { program: item, at: this.deps.clock.now() });
     return item;
   }
 
   usersOf(id: string): ProgramUser[] {
-    const users: ProgramUser[] = this.zones.zonesUsingProgram(id).map((z) => ({ kind: 'zone' as const, id: z.id, name: z.name }));
+    const users: ProgramUser[] = this.deps.zones.zonesUsingProgram(id).map((z) => ({ kind: 'zone' as const, id: z.id, name: z.name }));
     for (const program of this.programs.list()) {
       if (program.id !== id && referencesOf(program).programs.has(id)) users.push({ kind: 'program', id: program.id, name: program.name });
     }
@@ -185,40 +290,81 @@ export class ProgramService {
     if (users.length > 0) {
       throw programErrors.PROGRAM_IN_USE({ id, users: users.map((u) => `${u.kind} ${u.name}`).join(', ') }, { details: { users } });
     }
-    this.active.get(id)?.abort.abort();
-    this.scheduler.unschedule(id);
+    for (const a of this.active.get(id) ?? []) a.abort.abort();
     await this.programs.remove(id);
-    this.events.emit('program.removed', { programId: id, at: this.clock.now() });
+    this.lastEvaluation.delete(id);
+    this.deps.events.emit('program.removed', { programId: id, at: this.deps.clock.now() });
   }
 
+  /** A start by hand or by another part of the hub: a mode that allows no run now answers 409. */
   async run(programId: string, options: { trigger: ProgramRun['trigger']; path?: 'on' | 'off'; wait?: boolean }): Promise<ProgramRun> {
     const program = this.programs.get(programId);
     const path = options.path ?? 'on';
     const steps = path === 'off' ? program.offSteps : program.steps;
     if (!steps) throw programErrors.NO_OFF_PATH({ program: program.name }, { details: { programId } });
-    const running = this.active.get(programId);
-    if (running) await this.admitSecondRun(program.concurrency, running, programId);
-    const started = this.begin(program, steps, path, options.trigger);
-    return options.wait ? started.done : { ...started.run, steps: [...started.run.steps] };
+    const started = await this.admit(program, false, () => this.begin(program, steps, path, options.trigger, {}));
+    if (!started.active) throw started.refusal;
+    return options.wait ? started.active.done : { ...started.active.run, steps: [...started.active.run.steps] };
   }
 
-  /** Runs the program assigned to a zone (409 ZONE_HAS_NO_PROGRAM when it has none). */
+  /**
+   * A trigger's start (its conditions held): a mode that allows no run now records a skipped
+   * trace instead of refusing.
+   */
+  async startTriggered(programId: string, triggered: TriggerData, conditions: ConditionResult[]): Promise<ProgramRun> {
+    const program = this.programs.get(programId);
+    const source: ProgramRun['trigger'] = triggered.type === 'time' ? 'timer' : triggered.type === 'test' ? 'test' : 'automation';
+    const started = await this.admit(program, true, () => this.begin(program, program.steps, 'on', source, { triggered, conditions, variables: {} }));
+    if (started.active) {
+      this.lastEvaluation.delete(programId);
+      return { ...started.active.run, steps: [...started.active.run.steps] };
+    }
+    return this.recordEvaluation(programId, { triggered, status: 'skipped', conditions, reason: started.refusal.message });
+  }
+
+  /** A trace of an evaluation that started no run; the same outcome again is counted on the last one. */
+  async recordEvaluation(programId: string, outcome: { triggered: TriggerData; status: 'skipped' | 'not_passed'; reason: string; conditions?: ConditionResult[] }): Promise<ProgramRun> {
+    const now = this.deps.clock.now();
+    const key = `${outcome.status}|${outcome.triggered.id}|${outcome.reason}`;
+    const last = this.lastEvaluation.get(programId);
+    let run: ProgramRun;
+    if (last && last.key === key) {
+      run = { ...last.run, count: (last.run.count ?? 1) + 1, lastAt: now, triggered: outcome.triggered, ...(outcome.conditions ? { conditions: outcome.conditions } : {}) };
+    } else {
+      run = {
+        id: randomUUID(), programId, path: 'on', trigger: outcome.triggered.type === 'time' ? 'timer' : 'automation', status: outcome.status,
+        startedAt: now, finishedAt: now, steps: [], triggered: outcome.triggered, reason: outcome.reason, ...(outcome.conditions ? { conditions: outcome.conditions } : {}),
+      };
+    }
+    this.lastEvaluation.set(programId, { key, run });
+    try {
+      await this.deps.runs.save(run);
+      if (!last || last.key !== key) await this.deps.runs.prune(programId, RUN_HISTORY.keep, RUN_HISTORY.keepNotable);
+    } catch (err) {
+      this.deps.log.error({ err, programId }, 'trace not saved');
+    }
+    this.deps.events.emit('automation.finished', { programId, run, at: now });
+    return run;
+  }
+
+  /** Runs a zone's program (409 ZONE_HAS_NO_PROGRAM when it has none). */
   async runZoneProgram(zoneId: string, wait: boolean): Promise<ProgramRun> {
-    const zone = this.zones.zones.get(zoneId);
+    const zone = this.deps.zones.zones.get(zoneId);
     if (!zone.programId) throw programErrors.ZONE_HAS_NO_PROGRAM({ zone: zone.name }, { details: { zoneId } });
     return this.run(zone.programId, { trigger: 'zone', wait });
   }
 
-  async history(programId: string, limit: number): Promise<ProgramRun[]> {
+  async history(programId: string, limit: number, options: { notable?: boolean } = {}): Promise<ProgramRun[]> {
     this.programs.get(programId);
-    const stored = await this.runs.list(programId, limit);
-    const live = this.active.get(programId)?.run;
-    return live && !stored.some((r) => r.id === live.id) ? [live, ...stored].slice(0, limit) : stored;
+    const stored = await this.deps.runs.list(programId, limit, options);
+    const live = (this.active.get(programId) ?? []).map((a) => a.run).filter((r) => !stored.some((s) => s.id === r.id));
+    if (options.notable) return stored;
+    return [...live.reverse(), ...stored].slice(0, limit);
   }
 
   async getRun(runId: string): Promise<ProgramRun> {
-    for (const { run } of this.active.values()) if (run.id === runId) return run;
-    const run = await this.runs.get(runId);
+    for (const actives of this.active.values()) for (const { run } of actives) if (run.id === runId) return run;
+    const run = await this.deps.runs.get(runId);
     if (!run) throw programErrors.RUN_NOT_FOUND({ runId }, { details: { runId } });
     return run;
   }
@@ -226,43 +372,102 @@ export class ProgramService {
   /** Turns off every lighting device the program's steps command (on and off paths). */
   async lightingOff(id: string): Promise<{ programId: string; results: DeviceActionResult[] }> {
     const program = this.programs.get(id);
+    const { devices } = this.deps;
     const isLighting = (deviceId: string) => {
-      const device = this.devices.registry.find(deviceId);
-      return !!device && !device.removed && this.devices.model(device).deviceClass === 'light';
+      const device = devices.registry.find(deviceId);
+      return !!device && !device.removed && devices.model(device).deviceClass === 'light';
     };
     const targets = lightingDevices([...program.steps, ...(program.offSteps ?? [])], isLighting);
     // The light class's standard turn_off: each light's own off command (or its toggle) is found for it.
-    const results = await Promise.all(targets.map((deviceId) => tryCommand(this.devices, deviceId, 'turn_off')));
-    this.events.emit('program.lighting_off', { programId: id, results, at: this.clock.now() });
+    const results = await Promise.all(targets.map((deviceId) => tryCommand(devices, deviceId, 'turn_off')));
+    this.deps.events.emit('program.lighting_off', { programId: id, results, at: this.deps.clock.now() });
     return { programId: id, results };
   }
 
-  private async admitSecondRun(policy: ConcurrencyPolicy, running: Active, programId: string): Promise<void> {
-    if (policy === 'reject') throw programErrors.PROGRAM_RUNNING({ id: programId, runId: running.run.id }, { details: { runId: running.run.id } });
-    if (policy === 'restart') {
-      running.abort.abort();
-      await running.done;
-      return;
-    }
-    const waiting = this.queued.get(programId) ?? 0;
-    if (waiting >= MAX_QUEUED_RUNS) throw programErrors.RUN_QUEUE_FULL({ id: programId, waiting }, { details: { programId } });
-    this.queued.set(programId, waiting + 1);
-    try {
-      while (this.active.has(programId)) await this.active.get(programId)!.done;
-    } finally {
-      this.queued.set(programId, (this.queued.get(programId) ?? 1) - 1);
+  private runningCount(programId: string): number {
+    return this.active.get(programId)?.length ?? 0;
+  }
+
+  private recentReset(programId: string): void {
+    this.lastEvaluation.delete(programId);
+  }
+
+  /**
+   * Starts a run (through `start`) when the mode allows one now, else answers why not. A queued
+   * start waits for its turn, and `start` is called in the same turn as the check, so two that
+   * waited never both start.
+   */
+  private async admit(program: Program, triggered: boolean, start: () => Active): Promise<{ active: Active; refusal?: undefined } | { active?: undefined; refusal: DomainError }> {
+    const { mode, max } = this.modeOf(program);
+    const running = this.active.get(program.id) ?? [];
+    if (running.length === 0) return { active: start() };
+    const first = running[0] as Active;
+    switch (mode) {
+      case 'single':
+        return { refusal: programErrors.PROGRAM_RUNNING({ id: program.id, runId: first.run.id }, { details: { runId: first.run.id } }) };
+      case 'parallel':
+        if (running.length < max) return { active: start() };
+        return { refusal: programErrors.PROGRAM_RUNNING({ id: program.id, runId: first.run.id }, { details: { runId: first.run.id, running: running.length, max } }) };
+      case 'restart':
+        for (const a of running) a.abort.abort();
+        await Promise.allSettled(running.map((a) => a.done));
+        return this.admit(program, triggered, start);
+      case 'queued': {
+        const waiting = this.queued.get(program.id) ?? 0;
+        if (waiting >= max) return { refusal: programErrors.RUN_QUEUE_FULL({ id: program.id, waiting }, { details: { programId: program.id } }) };
+        this.queued.set(program.id, waiting + 1);
+        try {
+          for (;;) {
+            const current = this.active.get(program.id);
+            if (!current || current.length === 0) return { active: start() };
+            await Promise.allSettled(current.map((a) => a.done));
+          }
+        } finally {
+          this.queued.set(program.id, (this.queued.get(program.id) ?? 1) - 1);
+        }
+      }
     }
   }
 
-  private begin(program: Program, steps: Step[], path: 'on' | 'off', trigger: ProgramRun['trigger']): Active {
-    const run: ProgramRun = { id: randomUUID(), programId: program.id, path, trigger, status: 'running', startedAt: this.clock.now(), steps: [] };
+  private begin(
+    program: Program,
+    steps: Step[],
+    path: 'on' | 'off',
+    trigger: ProgramRun['trigger'],
+    trace: { triggered?: TriggerData; conditions?: ConditionResult[]; variables?: Record<string, unknown>; resume?: Checkpoint; resumedFrom?: string },
+  ): Active {
+    const { clock, events, runs, log } = this.deps;
+    const run: ProgramRun = {
+      id: randomUUID(), programId: program.id, path, trigger, status: 'running', startedAt: clock.now(), steps: [],
+      ...(trace.triggered ? { triggered: trace.triggered } : {}),
+      ...(trace.conditions ? { conditions: trace.conditions } : {}),
+      ...(trace.resumedFrom ? { resumedFrom: trace.resumedFrom } : {}),
+    };
     const abort = new AbortController();
-    this.events.emit('program.run_started', { run: { ...run }, at: run.startedAt });
+    // The run's variables: `trigger`, and what `variables` steps set (the executor changes it in place).
+    const scope: Record<string, unknown> = { ...(trace.variables ?? {}) };
+    if (trace.triggered) scope['trigger'] = trace.triggered;
+    const isAutomationRun = (program.triggers?.length ?? 0) > 0;
+    events.emit('program.run_started', { run: { ...run }, at: run.startedAt });
     const done = this.executor
-      .run(steps, { signal: abort.signal, onStep: (result) => run.steps.push(result) })
+      .run(steps, {
+        signal: abort.signal,
+        scope,
+        ...(trace.resume ? { resume: trace.resume } : {}),
+        onStep: (result) => run.steps.push(result),
+        onCheckpoint: (checkpoint) => {
+          if (checkpoint) {
+            run.checkpoint = checkpoint;
+            run.variables = withoutTrigger(scope);
+            // Written down at once, so a kill while it waits leaves a record to resume from.
+            runs.save({ ...run, steps: [...run.steps] }).catch((err: unknown) => log.error({ err, runId: run.id }, 'run checkpoint not saved'));
+          } else delete run.checkpoint;
+        },
+      })
       .then((outcome) => {
         run.status = outcome.ok ? 'succeeded' : abort.signal.aborted ? 'cancelled' : 'failed';
         if (outcome.error) run.error = outcome.error;
+        if (outcome.stopped) run.reason = outcome.stopped;
         run.steps = outcome.steps;
       })
       .catch((err: unknown) => {
@@ -270,30 +475,44 @@ export class ProgramService {
         run.error = errorInfo(err);
       })
       .then(async () => {
-        run.finishedAt = this.clock.now();
-        try {
-          await this.runs.save(run);
-          await this.runs.prune(program.id, RUN_HISTORY_PER_PROGRAM);
-        } catch (err) {
-          this.log.error({ err, runId: run.id }, 'run history not saved');
+        run.finishedAt = clock.now();
+        const vars = withoutTrigger(scope);
+        if (Object.keys(vars).length > 0) run.variables = vars;
+        // Stopped by the hub's own stop while it waited: its record stays as the checkpoint wrote it.
+        const keepForResume = this.stopping && run.status === 'cancelled' && run.checkpoint !== undefined;
+        if (!keepForResume) {
+          delete run.checkpoint;
+          try {
+            await runs.save(run);
+            await runs.prune(program.id, RUN_HISTORY.keep, RUN_HISTORY.keepNotable);
+          } catch (err) {
+            log.error({ err, runId: run.id }, 'run history not saved');
+          }
         }
-        if (this.active.get(program.id)?.run === run) this.active.delete(program.id);
-        this.events.emit('program.run_finished', { run: { ...run }, at: run.finishedAt });
+        const list = this.active.get(program.id);
+        if (list) {
+          const rest = list.filter((a) => a.run !== run);
+          if (rest.length > 0) this.active.set(program.id, rest);
+          else this.active.delete(program.id);
+        }
+        events.emit('program.run_finished', { run: { ...run }, at: run.finishedAt });
+        if (isAutomationRun) events.emit('automation.finished', { programId: program.id, run: { ...run }, at: run.finishedAt });
         return run;
       });
     const active = { run, abort, done };
-    this.active.set(program.id, active);
+    this.active.set(program.id, [...(this.active.get(program.id) ?? []), active]);
     return active;
   }
 
-  /** Refuses unknown devices, programs, macros and zones, and recursion through programs or macros. */
-  private checkReferences(id: string, steps: Step[], offSteps?: Step[]): void {
-    const refs = referencesOf({ steps, ...(offSteps ? { offSteps } : {}) });
+  /** Refuses unknown devices, programs, macros, zones and scenes, recursion, and loops a trigger would make. */
+  private checkReferences(id: string, steps: Step[], offSteps: Step[] | undefined, triggers: Trigger[], program: Pick<Program, 'conditions'>): void {
+    const refs = referencesOf({ steps, ...(offSteps ? { offSteps } : {}), triggers, conditions: program.conditions ?? [] });
+    const { devices, macros, zones } = this.deps;
     const missing: Record<string, string[]> = {
-      devices: [...refs.devices].filter((d) => !this.devices.registry.find(d) || this.devices.registry.find(d)!.removed),
+      devices: [...refs.devices].filter((d) => !devices.registry.find(d) || devices.registry.find(d)!.removed),
       programs: [...refs.programs].filter((p) => p !== id && !this.programs.find(p)),
-      macros: [...refs.macros].filter((m) => !this.macros.macros.find(m)),
-      zones: [...refs.zones].filter((z) => !this.zones.zones.find(z)),
+      macros: [...refs.macros].filter((m) => !macros.macros.find(m)),
+      zones: [...refs.zones].filter((z) => !zones.zones.find(z)),
     };
     const named = Object.entries(missing).filter(([, ids]) => ids.length > 0);
     if (named.length > 0) {
@@ -309,12 +528,15 @@ export class ProgramService {
       () => [],
     );
     if (cycle) throw programErrors.PROGRAM_RECURSION({ cycle: cycle.join(' → ') }, { details: { cycle } });
+    const loop = findAutomationLoop(id, { steps, triggers, conditions: program.conditions ?? [] });
+    if (loop) throw programErrors.AUTOMATION_LOOP({ why: loop.why }, { details: { path: loop.path, why: loop.why } });
   }
 
   private environment(): StepEnvironment {
+    const { devices, macros, zones, alerts, scenes, automation } = this.deps;
     return {
-      command: (deviceId, command, params, timeoutMs) => this.devices.command(deviceId, command, params, timeoutMs),
-      deviceState: (deviceId) => (this.devices.registry.find(deviceId) ? this.devices.state.get(deviceId).state : undefined),
+      command: (deviceId, command, params, timeoutMs) => devices.command(deviceId, command, params, timeoutMs),
+      deviceState: (deviceId) => (devices.registry.find(deviceId) ? devices.state.get(deviceId).state : undefined),
       waitForState: (deviceId, check, timeoutMs) => this.waitForState(deviceId, check, timeoutMs),
       runProgram: async (programId, trigger) => {
         const run = await this.run(programId, { trigger, wait: true });
@@ -322,36 +544,49 @@ export class ProgramService {
         return { runId: run.id };
       },
       runMacro: async (macroId) => {
-        const result = await this.macros.run(macroId);
+        const result = await macros.run(macroId);
         if (!result.ok) throw homeErrors.MACRO_FAILED({ macro: macroId }, { details: result });
         return result;
       },
       zoneVolume: async (zoneId, change) => {
-        const result = await this.zones.setVolume(zoneId, change);
+        const result = await zones.setVolume(zoneId, change);
         const failed = result.results.filter((r) => !r.ok);
         if (failed.length > 0) throw programErrors.ZONE_VOLUME_FAILED({ deviceIds: failed.map((f) => f.deviceId).join(', ') }, { details: result });
         return result;
       },
+      conditions: (conditions, scope) => automation.holds(conditions, scope),
+      waitForTrigger: (triggers, timeoutMs, signal) => automation.waitForTrigger(triggers, timeoutMs, signal),
+      alert: async (alert) => {
+        const submitted = await alerts.submit({ type: alert.type, severity: alert.severity, message: alert.message, source: 'automations', ...(alert.deviceId ? { deviceId: alert.deviceId } : {}) });
+        return { alertId: submitted.id };
+      },
+      scene: (sceneId) => scenes.run(sceneId),
     };
   }
 
   private waitForState(deviceId: string, check: (state: Record<string, unknown>) => boolean, timeoutMs: number): Promise<void> {
-    if (check(this.devices.state.get(deviceId).state)) return Promise.resolve();
+    const { devices, events, timers } = this.deps;
+    if (check(devices.state.get(deviceId).state)) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const owner = {};
       const done = (err?: DomainError) => {
-        this.events.removeOwner(owner);
-        this.timers.clearTimeout(timer);
+        events.removeOwner(owner);
+        timers.clearTimeout(timer);
         if (err) reject(err);
         else resolve();
       };
-      const timer = this.timers.setTimeout(
+      const timer = timers.setTimeout(
         () => done(programErrors.STEP_TIMEOUT({ subject: `Device ${deviceId}`, what: 'reach the expected state', timeoutMs }, { details: { deviceId } })),
         timeoutMs,
       );
-      this.events.on(owner, 'device.state_changed', (e) => {
+      events.on(owner, 'device.state_changed', (e) => {
         if (e.deviceId === deviceId && check(e.state)) done();
       });
     });
   }
+}
+
+function withoutTrigger(variables: Record<string, unknown>): Record<string, unknown> {
+  const { trigger: _t, wait: _w, repeat: _r, ...rest } = variables;
+  return rest;
 }

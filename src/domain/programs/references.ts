@@ -3,25 +3,38 @@
  * itself again (a cycle through run_program steps and macros that run programs).
  */
 import type { RoutineDevices } from '../home/ports.js';
+import type { Condition, Trigger } from './automation-model.js';
 import type { Program, Step } from './model.js';
+import { nestedStepLists } from './steps.js';
 
 export interface References {
-  /** Commanded devices and devices whose state conditions read. */
+  /** Commanded devices, devices whose state conditions read, and devices triggers watch. */
   devices: Set<string>;
   programs: Set<string>;
   macros: Set<string>;
   zones: Set<string>;
+  scenes: Set<string>;
 }
 
 /** Walks every step, nested ones included, in order (containers before their contents). */
 export function forEachStep(steps: readonly Step[], visit: (step: Step) => void): void {
   for (const step of steps) {
     visit(step);
-    if (step.type === 'parallel') for (const branch of step.branches) forEachStep(branch, visit);
-    else if (step.type === 'condition') {
-      forEachStep(step.then, visit);
-      if (step.else) forEachStep(step.else, visit);
-    }
+    for (const nested of nestedStepLists(step)) forEachStep(nested.steps, visit);
+  }
+}
+
+function triggerReferences(triggers: readonly Trigger[], refs: References): void {
+  for (const t of triggers) {
+    if (t.type === 'state' || t.type === 'numeric' || t.type === 'availability' || t.type === 'button') for (const d of t.deviceIds) refs.devices.add(d);
+    if (t.type === 'hub' && t.programId) refs.programs.add(t.programId);
+  }
+}
+
+function conditionReferences(conditions: readonly Condition[], refs: References): void {
+  for (const c of conditions) {
+    if (c.type === 'and' || c.type === 'or' || c.type === 'not') conditionReferences(c.conditions, refs);
+    else if (c.type === 'state' || c.type === 'numeric') refs.devices.add(c.deviceId);
   }
 }
 
@@ -29,9 +42,13 @@ export function forEachStep(steps: readonly Step[], visit: (step: Step) => void)
  * Everything the steps refer to, nested steps included. Given a program, both its on path
  * (`steps`) and its off path (`offSteps`).
  */
-export function referencesOf(source: readonly Step[] | Pick<Program, 'steps' | 'offSteps'>): References {
-  const refs: References = { devices: new Set(), programs: new Set(), macros: new Set(), zones: new Set() };
+export function referencesOf(source: readonly Step[] | Pick<Program, 'steps' | 'offSteps' | 'triggers' | 'conditions'>): References {
+  const refs: References = { devices: new Set(), programs: new Set(), macros: new Set(), zones: new Set(), scenes: new Set() };
   const lists: ReadonlyArray<readonly Step[]> = isStepList(source) ? [source] : [source.steps, source.offSteps ?? []];
+  if (!isStepList(source)) {
+    triggerReferences(source.triggers ?? [], refs);
+    conditionReferences(source.conditions ?? [], refs);
+  }
   for (const list of lists) {
     forEachStep(list, (step) => {
       switch (step.type) {
@@ -51,6 +68,23 @@ export function referencesOf(source: readonly Step[] | Pick<Program, 'steps' | '
         case 'zone_volume':
           refs.zones.add(step.zoneId);
           break;
+        case 'scene':
+          refs.scenes.add(step.sceneId);
+          // A scene is its device's: the catalog lists it only once the device said so.
+          refs.devices.add(step.sceneId.slice(0, Math.max(0, step.sceneId.indexOf(':'))) || step.sceneId);
+          break;
+        case 'alert':
+          if (step.deviceId) refs.devices.add(step.deviceId);
+          break;
+        case 'choose':
+          for (const choice of step.choices) conditionReferences(choice.conditions, refs);
+          break;
+        case 'repeat':
+          conditionReferences([...(step.while ?? []), ...(step.until ?? [])], refs);
+          break;
+        case 'wait_for_trigger':
+          triggerReferences(step.triggers, refs);
+          break;
         default:
           break;
       }
@@ -59,7 +93,7 @@ export function referencesOf(source: readonly Step[] | Pick<Program, 'steps' | '
   return refs;
 }
 
-function isStepList(source: readonly Step[] | Pick<Program, 'steps' | 'offSteps'>): source is readonly Step[] {
+function isStepList(source: readonly Step[] | Pick<Program, 'steps' | 'offSteps' | 'triggers' | 'conditions'>): source is readonly Step[] {
   return Array.isArray(source);
 }
 
@@ -170,4 +204,41 @@ export function devicesReachedBy(programId: string, world: RoutineWorld): { devi
     }
   }
   return { devices, unresolved };
+}
+
+/** The steps that run whatever the conditions say: the top level and parallel branches, with their paths. */
+function unconditionalSteps(steps: readonly Step[], path: string, visit: (step: Step, path: string) => void): void {
+  steps.forEach((step, i) => {
+    visit(step, `${path}[${i}]`);
+    if (step.type === 'parallel') step.branches.forEach((b, k) => unconditionalSteps(b, `${path}[${i}].branches[${k}]`, visit));
+  });
+}
+
+const readsTrigger = (value: unknown): boolean => JSON.stringify(value ?? null).includes('trigger');
+
+/**
+ * A loop an automation would make through its own actions, where it can be seen at save:
+ * it starts when its own run ends, or a trigger on every change of a device's field meets an
+ * unconditional command to that device that changes the field each time (a toggle of `on`, a
+ * value computed from the trigger). Loops that cannot be seen are paused at run time.
+ */
+export function findAutomationLoop(programId: string, program: Pick<Program, 'steps' | 'triggers' | 'conditions'>): { path: string; why: string } | undefined {
+  const triggers = program.triggers ?? [];
+  for (const [i, t] of triggers.entries()) {
+    if (t.type === 'hub' && t.programId === programId) return { path: `triggers[${i}].programId`, why: 'it starts when its own run ends' };
+  }
+  if ((program.conditions ?? []).length > 0) return undefined;
+  for (const [i, t] of triggers.entries()) {
+    if (t.type !== 'state' || t.from !== undefined || t.to !== undefined || t.forMs) continue;
+    let found: { path: string; why: string } | undefined;
+    unconditionalSteps(program.steps, 'steps', (step, path) => {
+      if (found || step.type !== 'command' || !t.deviceIds.includes(step.deviceId)) return;
+      const toggles = t.field === 'on' && (step.command === 'toggle' || step.command === 'power_toggle');
+      if (toggles || readsTrigger(step.params)) {
+        found = { path, why: `triggers[${i}] fires on every change of ${step.deviceId} ${t.field}, and ${path} changes it again (${step.command}); give the trigger a "to" or "from", a condition, or a "for"` };
+      }
+    });
+    if (found) return found;
+  }
+  return undefined;
 }

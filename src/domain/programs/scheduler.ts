@@ -24,7 +24,30 @@
  */
 import { Cron } from 'croner';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import { nextSunEvent, previousSunEvent, type HomeLocation } from '../automations/sun.js';
+import type { SunEvent, Trigger } from './automation-model.js';
 import type { Timer } from './model.js';
+
+/** A sun trigger as the scheduler arms it: the event with its offset, at the home location. */
+export interface SunSchedule {
+  kind: 'sun';
+  event: SunEvent;
+  offsetMs: number;
+  enabled: boolean;
+  catchUp?: boolean;
+}
+
+/** What the scheduler fires: a program timer (daily, cron, interval, at) or a sun event. */
+export type Schedule = Timer | SunSchedule;
+
+/**
+ * The key a time or sun trigger is armed and its fires recorded under: `<program>#<trigger id or
+ * index>`; the time trigger "timer" (a timer of before triggers) keeps the program's own id, so
+ * the fires recorded then still count.
+ */
+export function scheduleKey(programId: string, trigger: Trigger, index: number): string {
+  return trigger.type === 'time' && trigger.id === 'timer' ? programId : `${programId}#${trigger.id ?? String(index)}`;
+}
 
 export interface FireStore {
   lastFire(programId: string): Promise<number | undefined>;
@@ -48,21 +71,23 @@ export interface SchedulerDeps {
   /** Starts the program's run; must not throw (a throw is logged). */
   fire(programId: string, scheduledAt: number): void;
   log?: SchedulerLogger;
-  /** Zone of daily/cron timers without one (default: the process's zone). */
-  defaultTimezone?: string;
+  /** Zone of daily/cron timers without one (default: the process's zone): the home's. */
+  defaultTimezone?: string | (() => string | undefined);
+  /** The home's location, for sun schedules (none set: they do not fire). */
+  location?: () => HomeLocation | undefined;
   /** Longest single wait on `timers` (default 1 h). */
   maxWaitMs?: number;
 }
 
 export interface ScheduledProgram {
   id: string;
-  timer: Timer | null | undefined;
+  timer: Schedule | null | undefined;
   /** When the timer was set (e.g. the program's updatedAt); the catch-up reference for a timer that never fired. */
   since?: number;
 }
 
 interface Entry {
-  timer: Timer;
+  timer: Schedule;
   next?: number;
   handle?: TimerHandle;
 }
@@ -87,8 +112,17 @@ export class ProgramScheduler {
    * further date, or one croner rejects — logged). Interval timers: the first `lastFire + k·everyMs` (k ≥ 1) after `after`, or
    * `after + everyMs` without a last fire.
    */
-  nextFireAt(timer: Timer, after: number, lastFire?: number): number | undefined {
+  nextFireAt(timer: Schedule, after: number, lastFire?: number): number | undefined {
     if (!timer.enabled) return undefined;
+    if (timer.kind === 'sun') {
+      const location = this.deps.location?.();
+      return location ? nextSunEvent(timer.event, timer.offsetMs, after, location) : undefined;
+    }
+    if (timer.kind === 'at') {
+      // Once: the moment, if it is still ahead.
+      const at = this.cron(timer).nextRun(new Date(after));
+      return at ? at.getTime() : undefined;
+    }
     if (timer.kind === 'interval') {
       if (lastFire === undefined) return after + timer.everyMs;
       const first = lastFire + timer.everyMs;
@@ -107,7 +141,7 @@ export class ProgramScheduler {
   }
 
   /** (Re)arms one program's timer; none or a disabled one just unschedules it. */
-  async schedule(programId: string, timer: Timer | null | undefined): Promise<void> {
+  async schedule(programId: string, timer: Schedule | null | undefined): Promise<void> {
     await this.arrange(programId, timer, false);
   }
 
@@ -136,12 +170,20 @@ export class ProgramScheduler {
 
   // ---------------------------------------------------------------------------------------------
 
-  private cron(timer: Extract<Timer, { kind: 'daily' | 'cron' }>): Cron {
+  /** Every armed schedule's key. */
+  keys(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  private cron(timer: Extract<Timer, { kind: 'daily' | 'cron' | 'at' }>): Cron {
     const pattern =
       timer.kind === 'cron'
         ? timer.expression.trim()
-        : `${Number(timer.time.slice(3, 5))} ${Number(timer.time.slice(0, 2))} * * ${timer.weekdays?.length ? [...timer.weekdays].sort((a, b) => a - b).join(',') : '*'}`;
-    const timezone = timer.timezone ?? this.deps.defaultTimezone;
+        : timer.kind === 'at'
+          ? (timer.at.length === 16 ? `${timer.at}:00` : timer.at)
+          : `${Number(timer.time.slice(3, 5))} ${Number(timer.time.slice(0, 2))} * * ${timer.weekdays?.length ? [...timer.weekdays].sort((a, b) => a - b).join(',') : '*'}`;
+    const fallback = this.deps.defaultTimezone;
+    const timezone = timer.timezone ?? (typeof fallback === 'function' ? fallback() : fallback);
     const key = `${pattern}|${timezone ?? ''}`;
     let cron = this.crons.get(key);
     if (!cron) {
@@ -151,7 +193,7 @@ export class ProgramScheduler {
     return cron;
   }
 
-  private async arrange(programId: string, timer: Timer | null | undefined, atStart: boolean, since?: number): Promise<void> {
+  private async arrange(programId: string, timer: Schedule | null | undefined, atStart: boolean, since?: number): Promise<void> {
     this.unschedule(programId);
     if (!timer || !timer.enabled) return;
     const entry: Entry = { timer };
@@ -178,8 +220,13 @@ export class ProgramScheduler {
   }
 
   /** The latest slot after `ref` and not after `now`, if any. */
-  private latestMissed(timer: Timer, ref: number | undefined, last: number | undefined, now: number): number | undefined {
+  private latestMissed(timer: Schedule, ref: number | undefined, last: number | undefined, now: number): number | undefined {
     if (ref === undefined || ref >= now) return undefined;
+    if (timer.kind === 'sun') {
+      const location = this.deps.location?.();
+      const slot = location ? previousSunEvent(timer.event, timer.offsetMs, now, location) : undefined;
+      return slot !== undefined && slot > ref ? slot : undefined;
+    }
     if (timer.kind === 'interval') {
       if (ref + timer.everyMs > now) return undefined;
       return ref + Math.floor((now - ref) / timer.everyMs) * timer.everyMs;
@@ -195,7 +242,7 @@ export class ProgramScheduler {
   }
 
   /** The next fire from now: after max(now, last fire); a slot exactly at `now` still counts. */
-  private upcoming(timer: Timer, now: number, last: number | undefined): number | undefined {
+  private upcoming(timer: Schedule, now: number, last: number | undefined): number | undefined {
     if (timer.kind === 'interval' && last === undefined) return this.nextFireAt(timer, now);
     return this.nextFireAt(timer, Math.max(now - 1, last ?? -Infinity), last);
   }
@@ -224,6 +271,7 @@ export class ProgramScheduler {
       return;
     }
     // Still ahead: re-check clock-based timers (the wall clock may have been set back).
+    // (A sun schedule is re-checked too: the home's location may have moved.)
     if (entry.timer.kind !== 'interval') entry.next = this.upcoming(entry.timer, now, this.lastFires.get(programId));
     this.wait(programId, entry);
   }

@@ -16,14 +16,17 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
-import { programErrors } from './errors.js';
 import type { ConcurrencyPolicy, Step, Timer } from './model.js';
-import { cronProblem, isValidTimezone, PROGRAM_LIMITS } from './limits.js';
+import { PROGRAM_LIMITS } from './limits.js';
 import { compileProgramYaml } from './yaml.js';
+import { AUTOMATION_LIMITS, type AutomationMode, type Condition, type Trigger } from './automation-model.js';
+import { checkConditions, checkTimer, checkTriggers, ConditionDefinition, invalid, schemaProblem, TimerSchema, TriggerSchema } from './automation-schemas.js';
+import { checkDeep, TemplateError } from '../automations/templates.js';
+
+export { TimerSchema } from './automation-schemas.js';
 
 
 const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,100}$';
-const TIME_PATTERN = '^([01][0-9]|2[0-3]):[0-5][0-9]$';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 200, description });
 const Label = Type.Optional(Type.String({ maxLength: 200, description: 'Shown in run results instead of the step type.' }));
@@ -90,68 +93,109 @@ const ConditionStep = (inner: TSchema) =>
     { additionalProperties: false },
   );
 
-/** The union with nested steps as `inner` (a `Ref('Step')` for the public schema). */
-const stepUnion = (inner: TSchema) =>
-  Type.Union([CommandStep, DelayStep, WaitUntilStep, RunProgramStep, RunMacroStep, ZoneVolumeStep, ParallelStep(inner), ConditionStep(inner)], {
-    description: 'One program step; `type` selects the kind.',
-  });
+const Conditions = (inner: TSchema) => Type.Array(inner, { maxItems: AUTOMATION_LIMITS.maxConditions, description: 'All must hold.' });
+const ChooseStep = (inner: TSchema, condition: TSchema) =>
+  Type.Object(
+    {
+      type: Type.Literal('choose'),
+      choices: Type.Array(Type.Object({ conditions: Conditions(condition), steps: Type.Array(inner) }, { additionalProperties: false }), {
+        minItems: 1,
+        maxItems: PROGRAM_LIMITS.maxBranches,
+        description: 'The first choice whose conditions all hold runs.',
+      }),
+      default: Type.Optional(Type.Array(inner, { description: 'Runs when no choice holds.' })),
+      label: Label,
+    },
+    { additionalProperties: false },
+  );
+const RepeatStep = (inner: TSchema, condition: TSchema) =>
+  Type.Object(
+    {
+      type: Type.Literal('repeat'),
+      count: Type.Optional(Type.Integer({ minimum: 1, maximum: AUTOMATION_LIMITS.maxRepeat })),
+      while: Type.Optional(Conditions(condition)),
+      until: Type.Optional(Conditions(condition)),
+      steps: Type.Array(inner),
+      label: Label,
+    },
+    { additionalProperties: false, description: `Exactly one of count, while (checked before each pass), until (after each pass); at most ${AUTOMATION_LIMITS.maxRepeat} passes.` },
+  );
+const VariablesStep = Type.Object(
+  {
+    type: Type.Literal('variables'),
+    variables: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }), Type.Unknown(), { description: 'Values; text may be a template such as "{{ trigger.to }}".' }),
+    label: Label,
+  },
+  { additionalProperties: false },
+);
+const WaitForTriggerStep = Type.Object(
+  {
+    type: Type.Literal('wait_for_trigger'),
+    triggers: Type.Array(TriggerSchema, { minItems: 1, maxItems: AUTOMATION_LIMITS.maxTriggers }),
+    timeoutMs: Timeout('How long to wait.'),
+    continueOnTimeout: Type.Optional(Type.Boolean({ description: 'Go on past the timeout (default) or fail with STEP_TIMEOUT.' })),
+    label: Label,
+  },
+  { additionalProperties: false },
+);
+const StopStep = Type.Object(
+  { type: Type.Literal('stop'), reason: Type.Optional(Type.String({ maxLength: 500 })), error: Type.Optional(Type.Boolean({ description: 'End the run as failed.' })), label: Label },
+  { additionalProperties: false },
+);
+const AlertStep = Type.Object(
+  {
+    type: Type.Literal('alert'),
+    message: Type.String({ minLength: 1, maxLength: 2000, description: 'May be a template.' }),
+    severity: Type.Optional(Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('critical')])),
+    alertType: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The alert\'s type (default "automation").' })),
+    deviceId: Type.Optional(Id('The device the alert is about.')),
+    label: Label,
+  },
+  { additionalProperties: false },
+);
+const SceneStep = Type.Object({ type: Type.Literal('scene'), sceneId: Type.String({ minLength: 3, maxLength: 401, description: '`<deviceId>:<sceneId>` as scenes.list gives it.' }), label: Label }, { additionalProperties: false });
 
-const StepDefinition = stepUnion(Type.Ref('Step'));
+/** The union with nested steps as `inner` (a `Ref('Step')` for the public schema). */
+const stepUnion = (inner: TSchema, condition: TSchema) =>
+  Type.Union(
+    [
+      CommandStep, DelayStep, WaitUntilStep, RunProgramStep, RunMacroStep, ZoneVolumeStep, ParallelStep(inner), ConditionStep(inner),
+      ChooseStep(inner, condition), RepeatStep(inner, condition), VariablesStep, WaitForTriggerStep, StopStep, AlertStep, SceneStep,
+    ],
+    { description: 'One program step; `type` selects the kind.' },
+  );
+
+const StepDefinition = stepUnion(Type.Ref('Step'), Type.Ref('Condition'));
 
 /** One step (recursive). Do not embed twice in one schema; see `withStepDefinitions`. */
-export const StepSchema = Type.Cyclic({ Step: StepDefinition }, 'Step');
+export const StepSchema = Type.Cyclic({ Step: StepDefinition, Condition: ConditionDefinition }, 'Step');
 
 /**
- * An object schema that may refer to steps with `Type.Ref('Step')` any number of times, wrapped
- * so that the `Step` definition appears once (e.g. `withStepDefinitions('Macro', Type.Object({ steps:
- * Type.Array(Type.Ref('Step')) }))`).
+ * An object schema that may refer to steps with `Type.Ref('Step')` (and conditions with
+ * `Type.Ref('Condition')`) any number of times, wrapped so that each definition appears once
+ * (e.g. `withStepDefinitions('Macro', Type.Object({ steps: Type.Array(Type.Ref('Step')) }))`).
  */
 export function withStepDefinitions<Name extends string, T extends TSchema>(name: Name, schema: T) {
-  return Type.Cyclic({ Step: StepDefinition, [name]: schema } as { Step: typeof StepDefinition } & { [K in Name]: T }, name);
+  return Type.Cyclic(
+    { Step: StepDefinition, Condition: ConditionDefinition, [name]: schema } as { Step: typeof StepDefinition; Condition: typeof ConditionDefinition } & { [K in Name]: T },
+    name,
+  );
 }
 
-const DailyTimer = Type.Object(
-  {
-    kind: Type.Literal('daily'),
-    time: Type.String({ pattern: TIME_PATTERN, description: 'Local time "HH:MM" (24 h).' }),
-    weekdays: Type.Optional(
-      Type.Array(Type.Integer({ minimum: 0, maximum: 6 }), { minItems: 1, maxItems: 7, uniqueItems: true, description: '0 = Sunday … 6 = Saturday; every day when absent.' }),
-    ),
-    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'IANA zone, e.g. "Europe/Berlin"; the hub\'s zone when absent.' })),
-    enabled: Type.Boolean(),
-    catchUp: Type.Optional(Type.Boolean({ description: 'Fire once at start-up when a scheduled time passed while the hub was down.' })),
-  },
-  { additionalProperties: false },
-);
-const CronTimer = Type.Object(
-  {
-    kind: Type.Literal('cron'),
-    expression: Type.String({ minLength: 9, maxLength: 200, description: '5 fields (minute hour day month weekday) or 6 (seconds first).' }),
-    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    enabled: Type.Boolean(),
-    catchUp: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-const IntervalTimer = Type.Object(
-  {
-    kind: Type.Literal('interval'),
-    everyMs: Type.Integer({ minimum: PROGRAM_LIMITS.minIntervalMs, maximum: PROGRAM_LIMITS.maxIntervalMs }),
-    enabled: Type.Boolean(),
-    catchUp: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
 
-export const TimerSchema = Type.Union([DailyTimer, CronTimer, IntervalTimer], { description: 'When the program runs by itself.' });
 
-export const ConcurrencySchema = Type.Union([Type.Literal('reject'), Type.Literal('restart'), Type.Literal('queue')], {
-  description: 'What a second run of a running program does: reject it, cancel the running one and restart, or queue it.',
+export const ConcurrencySchema = Type.Union([Type.Literal('reject'), Type.Literal('restart'), Type.Literal('queue'), Type.Literal('parallel')], {
+  description: 'What a second run of a running program does: reject it, cancel the running one and restart, queue it, or (mode parallel) run it beside. `mode` says the same for automations.',
 });
+
+export const ModeSchema = Type.Union([Type.Literal('single'), Type.Literal('restart'), Type.Literal('queued'), Type.Literal('parallel')], {
+  description: 'single: a trigger while running is skipped (recorded); restart; queued (at most `max` waiting); parallel (at most `max` at once). Default single.',
+});
+const MaxSchema = Type.Integer({ minimum: 1, maximum: AUTOMATION_LIMITS.maxModeMax, description: 'queued: runs that may wait; parallel: runs at once (default 10).' });
 
 const SemanticsSchema = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 50, description: 'Intent tags, e.g. "movie".' });
 
-const programInputProperties = (steps: TSchema, timer: TSchema) => ({
+const programInputProperties = (steps: TSchema, timer: TSchema, condition: TSchema = Type.Unknown(), trigger: TSchema = Type.Unknown()) => ({
   id: Type.Optional(Type.String({ pattern: ID_PATTERN, description: 'Replaces the program with this id (or creates it with this id).' })),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Required unless `yaml` has a `name`.' })),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
@@ -159,6 +203,12 @@ const programInputProperties = (steps: TSchema, timer: TSchema) => ({
   offSteps: Type.Optional(Type.Array(steps, { description: 'Run by "off".' })),
   timer: Type.Optional(Type.Union([timer, Type.Null()])),
   concurrency: Type.Optional(ConcurrencySchema),
+  triggers: Type.Optional(Type.Array(trigger, { maxItems: AUTOMATION_LIMITS.maxTriggers, description: 'What starts the program by itself; a program with one is an automation.' })),
+  conditions: Type.Optional(Type.Array(condition, { maxItems: AUTOMATION_LIMITS.maxConditions, description: 'All must hold for a trigger to start a run.' })),
+  mode: Type.Optional(ModeSchema),
+  max: Type.Optional(MaxSchema),
+  enabled: Type.Optional(Type.Boolean({ description: 'Whether the triggers fire (default true).' })),
+  resume: Type.Optional(Type.Boolean({ description: 'A run inside a delay or wait when the hub stopped continues from that step after the start.' })),
   semantics: Type.Optional(SemanticsSchema),
   yaml: Type.Optional(
     Type.String({
@@ -172,8 +222,10 @@ const programInputProperties = (steps: TSchema, timer: TSchema) => ({
 /** Body of `/programs/save`. Exactly one of `steps`/`yaml` is enforced by `parseProgramInput`. */
 export const ProgramInputSchema = withStepDefinitions(
   'ProgramInput',
-  Type.Object(programInputProperties(Type.Ref('Step'), TimerSchema), { additionalProperties: false }),
+  Type.Object(programInputProperties(Type.Ref('Step'), TimerSchema, Type.Ref('Condition'), TriggerSchema), { additionalProperties: false }),
 );
+
+const PauseSchema = Type.Object({ reason: Type.Literal('runaway'), message: Type.String(), at: Type.Integer() });
 
 /** A stored program, for responses. */
 export const ProgramSchema = withStepDefinitions(
@@ -184,7 +236,14 @@ export const ProgramSchema = withStepDefinitions(
     description: Type.Optional(Type.String()),
     steps: Type.Array(Type.Ref('Step')),
     offSteps: Type.Optional(Type.Array(Type.Ref('Step'))),
-    timer: Type.Optional(Type.Union([TimerSchema, Type.Null()])),
+    timer: Type.Optional(Type.Union([TimerSchema, Type.Null()], { description: 'The time trigger with id "timer", as programs had before triggers.' })),
+    triggers: Type.Array(TriggerSchema),
+    conditions: Type.Array(Type.Ref('Condition')),
+    mode: ModeSchema,
+    max: Type.Optional(Type.Integer()),
+    enabled: Type.Boolean(),
+    pause: Type.Optional(Type.Union([PauseSchema, Type.Null()], { description: 'Set when runaway protection paused the automation.' })),
+    resume: Type.Optional(Type.Boolean()),
     concurrency: ConcurrencySchema,
     semantics: Type.Optional(SemanticsSchema),
     yaml: Type.Optional(Type.String()),
@@ -209,42 +268,51 @@ const shallowStepChecks: Record<Step['type'], Validator> = {
   zone_volume: Compile(ZoneVolumeStep),
   parallel: Compile(ParallelStep(Type.Unknown())),
   condition: Compile(ConditionStep(Type.Unknown())),
+  choose: Compile(ChooseStep(Type.Unknown(), Type.Unknown())),
+  repeat: Compile(RepeatStep(Type.Unknown(), Type.Unknown())),
+  variables: Compile(VariablesStep),
+  wait_for_trigger: Compile(Type.Object({ ...WaitForTriggerStep.properties, triggers: Type.Array(Type.Unknown()) }, { additionalProperties: false })),
+  stop: Compile(StopStep),
+  alert: Compile(AlertStep),
+  scene: Compile(SceneStep),
 };
-const timerChecks: Record<Timer['kind'], Validator> = { daily: Compile(DailyTimer), cron: Compile(CronTimer), interval: Compile(IntervalTimer) };
 const inputCheck = Compile(Type.Object(programInputProperties(Type.Unknown(), Type.Unknown()), { additionalProperties: false }));
 
 const STEP_TYPES = Object.keys(shallowStepChecks) as Step['type'][];
-const TIMER_KINDS = Object.keys(timerChecks) as Timer['kind'][];
 
 function fail(path: string, problem: string): never {
-  throw programErrors.INVALID_PROGRAM({ path, problem }, { details: { path, problem } });
+  invalid(path, problem);
+}
+function firstSchemaProblem(check: Validator, value: unknown, base: string): never {
+  schemaProblem(check, value, base);
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `steps/3/branches/0` + `/deviceId` → a readable path in the caller's terms. */
-function joinPath(base: string, pointer: string): string {
-  if (!pointer) return base;
-  return base + pointer.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('');
+/** Template syntax in a step's values, checked at save so that a run never meets a broken one. */
+function checkTemplates(value: unknown, path: string): void {
+  try {
+    checkDeep(value, path);
+  } catch (e) {
+    if (e instanceof TemplateError) fail(path, e.message);
+    throw e;
+  }
 }
 
-/** The first schema error in words, with its path. */
-function firstSchemaProblem(check: Validator, value: unknown, base: string): never {
-  const errors = check.Errors(value);
-  const unknownMember = errors.find((e) => e.keyword === 'boolean' || e.keyword === 'additionalProperties');
-  if (unknownMember) {
-    if (unknownMember.keyword === 'boolean') fail(joinPath(base, unknownMember.instancePath), 'is not allowed here (unknown member)');
-    const extra = (unknownMember.params as { additionalProperties?: string[] }).additionalProperties;
-    fail(joinPath(base, unknownMember.instancePath), `unknown member ${extra?.map((k) => `"${k}"`).join(', ') ?? ''}`.trim());
+/** The step lists inside a step, with the path segment each is reported under. */
+export function nestedStepLists(step: Step): Array<{ segment: string; steps: Step[] }> {
+  switch (step.type) {
+    case 'parallel':
+      return step.branches.map((steps, i) => ({ segment: `branch${i}`, steps }));
+    case 'condition':
+      return [{ segment: 'then', steps: step.then }, ...(step.else ? [{ segment: 'else', steps: step.else }] : [])];
+    case 'choose':
+      return [...step.choices.map((c, i) => ({ segment: `choice${i}`, steps: c.steps })), ...(step.default ? [{ segment: 'default', steps: step.default }] : [])];
+    case 'repeat':
+      return [{ segment: 'pass', steps: step.steps }];
+    default:
+      return [];
   }
-  const first = errors[0];
-  if (!first) fail(base, 'is not valid');
-  const params = first.params as { requiredProperties?: string[]; allowedValues?: unknown[] };
-  if (first.keyword === 'pattern' && first.instancePath === '/time') fail(joinPath(base, first.instancePath), 'must be "HH:MM" (24 h), e.g. "07:30"');
-  if (first.keyword === 'required' && params.requiredProperties?.length) {
-    fail(joinPath(base, first.instancePath), `missing ${params.requiredProperties.map((k) => `"${k}"`).join(', ')}`);
-  }
-  fail(joinPath(base, first.instancePath), first.message ?? 'is not valid');
 }
 
 /** Number of steps, nested ones and the containers themselves counted. */
@@ -252,8 +320,7 @@ export function countSteps(steps: readonly Step[]): number {
   let n = 0;
   for (const step of steps) {
     n += 1;
-    if (step.type === 'parallel') for (const b of step.branches) n += countSteps(b);
-    else if (step.type === 'condition') n += countSteps(step.then) + countSteps(step.else ?? []);
+    for (const nested of nestedStepLists(step)) n += countSteps(nested.steps);
   }
   return n;
 }
@@ -288,6 +355,22 @@ function checkStep(value: unknown, path: string, depth: number, counter: { n: nu
   if (!check.Check(value)) firstSchemaProblem(check, value, path);
   const step = value as unknown as Step;
   switch (step.type) {
+    case 'command':
+      if (step.params) checkTemplates(step.params, `${path}.params`);
+      return step;
+    case 'variables':
+      if (Object.keys(step.variables).length > AUTOMATION_LIMITS.maxVariables) fail(`${path}.variables`, `at most ${AUTOMATION_LIMITS.maxVariables} variables`);
+      for (const reserved of ['trigger', 'this', 'now']) if (Object.hasOwn(step.variables, reserved)) fail(`${path}.variables.${reserved}`, `"${reserved}" is the hub's own name; choose another`);
+      checkTemplates(step.variables, `${path}.variables`);
+      return step;
+    case 'alert':
+      checkTemplates(step.message, `${path}.message`);
+      return step;
+    case 'wait_for_trigger': {
+      const triggers = checkTriggers(step.triggers, `${path}.triggers`);
+      if (triggers.some((t) => t.type === 'webhook' || t.type === 'time' || t.type === 'sun')) fail(`${path}.triggers`, 'a wait takes device, hub and MQTT triggers (not time, sun or webhook)');
+      return { ...step, triggers };
+    }
     case 'zone_volume':
       if ((step.volume === undefined) === (step.delta === undefined)) fail(path, 'needs exactly one of "volume" and "delta"');
       return step;
@@ -298,6 +381,25 @@ function checkStep(value: unknown, path: string, depth: number, counter: { n: nu
       if (step.else !== undefined) checked.else = checkStepList(step.else, `${path}.else`, depth + 1, counter);
       return checked;
     }
+    case 'choose': {
+      const checked: Step = {
+        ...step,
+        choices: step.choices.map((c, i) => ({
+          conditions: checkConditions(c.conditions, `${path}.choices[${i}].conditions`),
+          steps: checkStepList(c.steps, `${path}.choices[${i}].steps`, depth + 1, counter),
+        })),
+      };
+      if (step.default !== undefined) checked.default = checkStepList(step.default, `${path}.default`, depth + 1, counter);
+      return checked;
+    }
+    case 'repeat': {
+      const kinds = (['count', 'while', 'until'] as const).filter((k) => step[k] !== undefined);
+      if (kinds.length !== 1) fail(path, 'needs exactly one of "count", "while" and "until"');
+      const checked: Step = { ...step, steps: checkStepList(step.steps, `${path}.steps`, depth + 1, counter) };
+      if (step.while) checked.while = checkConditions(step.while, `${path}.while`);
+      if (step.until) checked.until = checkConditions(step.until, `${path}.until`);
+      return checked;
+    }
     default:
       return step;
   }
@@ -306,20 +408,7 @@ function checkStep(value: unknown, path: string, depth: number, counter: { n: nu
 /** Checks a timer (as received) and answers it typed; `null`/`undefined` pass through. */
 export function validateTimer(value: unknown, path = 'timer'): Timer | null | undefined {
   if (value === null || value === undefined) return value;
-  if (!isRecord(value)) fail(path, 'must be an object');
-  const kind = value['kind'];
-  if (typeof kind !== 'string' || !TIMER_KINDS.includes(kind as Timer['kind'])) fail(`${path}.kind`, `must be one of ${TIMER_KINDS.join(', ')}`);
-  const check = timerChecks[kind as Timer['kind']];
-  if (!check.Check(value)) firstSchemaProblem(check, value, path);
-  const timer = value as unknown as Timer;
-  if (timer.kind !== 'interval' && timer.timezone !== undefined && !isValidTimezone(timer.timezone)) {
-    fail(`${path}.timezone`, `unknown time zone "${timer.timezone}" (use an IANA name such as "Europe/Berlin")`);
-  }
-  if (timer.kind === 'cron') {
-    const problem = cronProblem(timer.expression, timer.timezone);
-    if (problem) fail(`${path}.expression`, problem);
-  }
-  return timer;
+  return checkTimer(value, path);
 }
 
 /** What `/programs/save` resolves to: a canonical program without its stored fields. */
@@ -331,29 +420,53 @@ export interface ProgramDraft {
   offSteps?: Step[];
   /** `undefined`: not given; `null`: no timer. */
   timer?: Timer | null;
+  triggers?: Trigger[];
+  conditions?: Condition[];
+  mode?: AutomationMode;
+  max?: number;
+  enabled?: boolean;
+  resume?: boolean;
   concurrency?: ConcurrencyPolicy;
   semantics?: string[];
   /** The YAML text, verbatim, when the program was authored in YAML. */
   yaml?: string;
 }
 
+/** The hub's YAML format compiles here; a Home Assistant automation goes through `importYaml`. */
+export type YamlImporter = (text: string) => Record<string, unknown> | undefined;
+
 /**
  * Checks a `/programs/save` body and resolves it to canonical form (compiling `yaml` when given).
  * Throws `invalid` with code `INVALID_PROGRAM` (details `{ path, problem }`) or, for the YAML,
- * `YAML_ERROR` (details `{ line, column, path }`).
+ * `YAML_ERROR` (details `{ line, column, path }`). `importYaml` answers the canonical body of a
+ * YAML document in another dialect (a Home Assistant automation), or undefined for the hub's own.
  */
-export function parseProgramInput(body: unknown): ProgramDraft {
+export function parseProgramInput(body: unknown, importYaml?: YamlImporter): ProgramDraft {
   if (!isRecord(body)) fail('body', 'must be an object');
   if (!inputCheck.Check(body)) firstSchemaProblem(inputCheck, body, 'body');
   const input = body as {
     id?: string; name?: string; description?: string; steps?: unknown[]; offSteps?: unknown[]; timer?: unknown;
-    concurrency?: ConcurrencyPolicy; semantics?: string[]; yaml?: string;
+    concurrency?: ConcurrencyPolicy; semantics?: string[]; yaml?: string; triggers?: unknown[]; conditions?: unknown[];
+    mode?: AutomationMode; max?: number; enabled?: boolean; resume?: boolean;
   };
   if ((input.steps === undefined) === (input.yaml === undefined)) fail('body', 'give exactly one of "steps" (canonical) and "yaml" (authoring format)');
 
   if (input.yaml !== undefined) {
-    const beside = (['description', 'offSteps', 'timer', 'concurrency', 'semantics'] as const).filter((k) => input[k] !== undefined);
+    const beside = (['description', 'offSteps', 'timer', 'concurrency', 'semantics', 'triggers', 'conditions', 'mode', 'max', 'resume'] as const).filter((k) => input[k] !== undefined);
     if (beside.length) fail(`body.${beside[0]}`, 'comes from the YAML document when "yaml" is given; put it there');
+    const imported = importYaml?.(input.yaml);
+    if (imported) {
+      if (imported.name !== undefined && input.name !== undefined && imported.name !== input.name) {
+        fail('body.name', `differs from the YAML document's name "${String(imported.name)}"; give one or make them agree`);
+      }
+      const draft = parseProgramInput({
+        ...imported,
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.id !== undefined ? { id: input.id } : {}),
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+      });
+      return { ...draft, yaml: input.yaml };
+    }
     const compiled = compileProgramYaml(input.yaml);
     if (compiled.name !== undefined && input.name !== undefined && compiled.name !== input.name) {
       fail('body.name', `differs from the YAML document's name "${compiled.name}"; give one or make them agree`);
@@ -362,6 +475,7 @@ export function parseProgramInput(body: unknown): ProgramDraft {
     if (name === undefined) fail('body.name', 'missing: give "name" or a "name:" in the YAML document');
     const draft: ProgramDraft = { name, steps: compiled.steps, yaml: input.yaml };
     if (input.id !== undefined) draft.id = input.id;
+    if (input.enabled !== undefined) draft.enabled = input.enabled;
     if (compiled.description !== undefined) draft.description = compiled.description;
     if (compiled.offSteps !== undefined) draft.offSteps = compiled.offSteps;
     draft.timer = compiled.timer ?? null;
@@ -379,9 +493,31 @@ export function parseProgramInput(body: unknown): ProgramDraft {
   const total = countSteps(steps) + countSteps(draft.offSteps ?? []);
   if (total > PROGRAM_LIMITS.maxSteps) fail('body', `has ${total} steps on and off paths together (nested ones counted); at most ${PROGRAM_LIMITS.maxSteps}`);
   if (input.timer !== undefined) draft.timer = validateTimer(input.timer, 'timer') ?? null;
+  if (input.triggers !== undefined) draft.triggers = checkTriggers(input.triggers, 'triggers', { allowEmpty: true });
+  if (input.conditions !== undefined) draft.conditions = checkConditions(input.conditions, 'conditions');
+  if (input.mode !== undefined) draft.mode = input.mode;
+  if (input.max !== undefined) {
+    const mode = input.mode ?? (input.concurrency === 'queue' ? 'queued' : input.concurrency);
+    if (mode !== 'queued' && mode !== 'parallel') fail('body.max', 'goes with mode queued or parallel');
+    draft.max = input.max;
+  }
+  if (input.enabled !== undefined) draft.enabled = input.enabled;
+  if (input.resume !== undefined) draft.resume = input.resume;
   if (input.concurrency !== undefined) draft.concurrency = input.concurrency;
+  if (input.mode !== undefined && input.concurrency !== undefined && concurrencyOfMode(input.mode) !== input.concurrency) {
+    fail('body.concurrency', `disagrees with mode "${input.mode}" (give one of them)`);
+  }
   if (input.semantics !== undefined) draft.semantics = [...new Set(input.semantics)];
   return draft;
+}
+
+/** The older field for the same thing, kept for clients that read `concurrency`. */
+export function concurrencyOfMode(mode: AutomationMode): ConcurrencyPolicy {
+  return mode === 'single' ? 'reject' : mode === 'queued' ? 'queue' : mode;
+}
+
+export function modeOfConcurrency(concurrency: ConcurrencyPolicy): AutomationMode {
+  return concurrency === 'reject' ? 'single' : concurrency === 'queue' ? 'queued' : concurrency;
 }
 
 /** Checks a whole canonical program (e.g. one loaded from storage or built by the YAML compiler). */

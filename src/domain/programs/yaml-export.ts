@@ -13,6 +13,9 @@ function condition(c: StateCondition, timeoutMs?: number): Record<string, unknow
   return out;
 }
 
+/** Thrown inside the export when a program uses what the hub's YAML format has no words for. */
+class NotExpressible extends Error {}
+
 function step(s: Step): Record<string, unknown> {
   const label = s.label === undefined ? {} : { label: s.label };
   switch (s.type) {
@@ -32,6 +35,8 @@ function step(s: Step): Record<string, unknown> {
       return { parallel: s.branches.map((b) => b.map(step)), ...label };
     case 'condition':
       return { if: condition(s.condition), then: s.then.map(step), ...(s.else ? { else: s.else.map(step) } : {}), ...label };
+    default:
+      throw new NotExpressible(s.type);
   }
 }
 
@@ -41,16 +46,29 @@ function timer(t: Timer): Record<string, unknown> {
   const common = { ...(t.enabled ? {} : { enabled: false }), ...(t.catchUp !== undefined ? { catch_up: t.catchUp } : {}) };
   if (t.kind === 'daily') return { daily: t.time, ...(t.weekdays ? { weekdays: t.weekdays.map((d) => DAYS[d]) } : {}), ...(t.timezone ? { timezone: t.timezone } : {}), ...common };
   if (t.kind === 'cron') return { cron: t.expression, ...(t.timezone ? { timezone: t.timezone } : {}), ...common };
-  return { every: duration(t.everyMs), ...common };
+  if (t.kind === 'interval') return { every: duration(t.everyMs), ...common };
+  throw new NotExpressible(t.kind);
 }
 
 /**
  * A program in the YAML authoring format (the inverse of `compileProgramYaml`): the YAML it was
  * written in when there is one, else one made from its canonical steps, so any program can be
- * edited as YAML and saved back to the same program.
+ * edited as YAML and saved back to the same program. Undefined for an automation with more than a
+ * timer, or steps the format has no words for (choose, repeat…): those are edited as automations.
  */
-export function programAsYaml(program: Pick<Program, 'name' | 'description' | 'steps' | 'offSteps' | 'timer' | 'concurrency' | 'semantics' | 'yaml'>): string {
+export function programAsYaml(program: Pick<Program, 'name' | 'description' | 'steps' | 'offSteps' | 'timer' | 'triggers' | 'conditions' | 'concurrency' | 'semantics' | 'yaml'>): string | undefined {
   if (program.yaml) return program.yaml;
+  const onlyTimer = (program.triggers ?? []).every((t) => t.type === 'time' && t.id === 'timer');
+  if (!onlyTimer || (program.conditions ?? []).length > 0 || (program.concurrency && !['reject', 'restart', 'queue'].includes(program.concurrency))) return undefined;
+  try {
+    return asYaml(program);
+  } catch (e) {
+    if (e instanceof NotExpressible) return undefined;
+    throw e;
+  }
+}
+
+function asYaml(program: Pick<Program, 'name' | 'description' | 'steps' | 'offSteps' | 'timer' | 'concurrency' | 'semantics'>): string {
   const doc: Record<string, unknown> = { name: program.name };
   if (program.description) doc.description = program.description;
   if (program.concurrency && program.concurrency !== 'reject') doc.concurrency = program.concurrency;

@@ -74,6 +74,7 @@ import {
   type YAMLSeq,
 } from 'yaml';
 import { programErrors } from './errors.js';
+import { checkYamlNesting } from './yaml-guard.js';
 import type { Comparison, ConcurrencyPolicy, StateCondition, Step, Timer } from './model.js';
 import { cronProblem, isValidTimezone, PROGRAM_LIMITS } from './limits.js';
 
@@ -542,6 +543,8 @@ function formatMs(ms: number): string {
  * `details: { line, column, path? }` (1-based) on a syntax or semantic error.
  */
 export function compileProgramYaml(text: string): CompiledProgram {
+  // Deep nesting overflows the parser's stack (and has aborted Node): refused before it parses.
+  checkYamlNesting(text);
   const doc = parseDocument(text, { prettyErrors: false, keepSourceTokens: true, uniqueKeys: true, version: '1.2' });
   const compiler = new Compiler(text, doc);
   const error = doc.errors[0];

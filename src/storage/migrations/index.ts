@@ -6,6 +6,7 @@ import { m0004Accounts } from './0004-accounts.js';
 import { m0005Cluster } from './0005-cluster.js';
 import { m0006Activity } from './0006-activity.js';
 import { m0007PasswordChange } from './0007-password-change.js';
+import { m0008Automations } from './0008-automations.js';
 
 /**
  * Versioned, forward-only migrations. A migration that has shipped is never edited; a change
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005-cluster': m0005Cluster,
   '0006-activity': m0006Activity,
   '0007-password-change': m0007PasswordChange,
+  '0008-automations': m0008Automations,
 };

@@ -1,3 +1,4 @@
+import { webhookRoutes } from './webhooks.js';
 import { CREDENTIALS_CHANGED } from '../../domain/events.js';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
@@ -176,6 +177,7 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
   for (const base of OS_API_BASES) await app.register(osApi, { prefix: base, hub, base, stateStreams });
   for (const base of APP_API_BASES) await app.register(appApi, { prefix: base, hub, base });
   for (const base of REMOTE_BASES) await app.register(remoteApi, { prefix: base, hub, base });
+  await app.register(webhookRoutes, { hub });
   await app.register(adminApi, { prefix: '/admin', hub });
   await app.register(webUi, { prefix: '/os', hub });
   if (hub.config.isDevelopment) await app.register(debugApi, { prefix: '/dev', hub, routes });

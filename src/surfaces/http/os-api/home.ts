@@ -44,6 +44,10 @@ export const homeRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, b
   alerts('GET', '/alerts/submissions', ops.listAlerts);
   alerts('POST', '/alerts/submissions', ops.submitAlert, { successStatus: 201 });
 
+  const settings = osRoutes(app, hub, base, ['home']);
+  settings('GET', '/home/settings', ops.getSettings);
+  settings('POST', '/home/settings', ops.updateSettings);
+
   const prefs = osRoutes(app, hub, base, ['preferences']);
   prefs('GET', '/preferences/home', ops.getPreferences);
   prefs('POST', '/preferences/home', ops.updatePreferences);

@@ -17,5 +17,16 @@ export const programRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub
   route('POST', '/programs/:id/lighting/off', ops.lightingOff);
   route('GET', '/programs/:id/runs', ops.runs);
 
+  const automations = hub.ops.automations;
+  const automationRoute = osRoutes(app, hub, base, ['automations']);
+  automationRoute('GET', '/automations', automations.list);
+  automationRoute('GET', '/automations/status', automations.status);
+  automationRoute('GET', '/automations/traces/:runId', automations.trace);
+  automationRoute('POST', '/automations/:id/enable', automations.enable);
+  automationRoute('POST', '/automations/:id/disable', automations.disable);
+  automationRoute('POST', '/automations/:id/test', automations.test);
+  automationRoute('POST', '/automations/:id/run', automations.run, { queryFields: ['wait'] });
+  automationRoute('GET', '/automations/:id/traces', automations.traces);
+
   osRoutes(app, hub, base, ['bootstrap'])('GET', '/bootstrap', hub.ops.bootstrap.bootstrap);
 };

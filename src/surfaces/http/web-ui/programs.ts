@@ -65,7 +65,10 @@ ${p.description ? html`<p>${p.description}</p>` : ''}<p class="muted">${p.steps.
       const id = (request.params as { id: string }).id;
       if (id === 'new') return editor({}, NEW_PROGRAM, csrf, role === 'admin');
       const program = await call<ProgramView>(programs.get, { text: { params: { id } } });
-      return html`<h2>${program.name}</h2>${editor(program, programAsYaml(program), csrf, role === 'admin')}`;
+      const yaml = programAsYaml(program);
+      // An automation with triggers, conditions or steps the YAML format lacks is edited on its own page.
+      if (yaml === undefined) return html`<h2>${program.name}</h2><p>This is an automation: <a href="/os/automations/${program.id}">open it on the automations page</a>.</p>`;
+      return html`<h2>${program.name}</h2>${editor(program, yaml, csrf, role === 'admin')}`;
     },
   });
 
