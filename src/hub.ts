@@ -299,6 +299,30 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     log: component('music'),
     integrations: drivers.builtIns,
   });
+  // MQTT (docs/mqtt.md): the embedded broker's users, and the link when MQTT_URL is set.
+  const mqttUsers = brokerUsers(documents('mqtt_broker_user'), clock);
+  // Commands from MQTT dashboards run as the `mqtt` caller (docs/mqtt.md).
+  const mqttCaller = new ScopedCaller('mqtt', { registry: operations, auth: auth.auth, accounts: auth.accounts, clock });
+  const mqttUrl = config.mqtt.url;
+  // Built before the programs: automations' MQTT triggers listen through it (its hub id is read at start).
+  const mqttLink =
+    mqttUrl === undefined
+      ? undefined
+      : new MqttLink({
+            config: { ...config.mqtt, url: mqttUrl },
+            manager: devices.drivers,
+            integrations: drivers.builtIns,
+            devices: devices.devices,
+            events,
+            hubId: () => fleet.fleet.id,
+            command: (deviceId, command, params) => mqttCaller.call('mqtt.exposed.command', { deviceId, command, params }, 'mqtt'),
+            verifyUser: (username, password) => mqttUsers.verify(username, password),
+            ...(cluster ? { placement: cluster.placement } : {}),
+            actionTimeoutMs: config.actionTimeoutMs,
+            clock,
+            timers,
+            log: component('mqtt'),
+          });
   const programs = programsModule({
     catalog: programCatalog.catalog,
     runs: new KyselyProgramRunRepository(db),
@@ -316,6 +340,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
         buildHomeGraph({ devices: devices.devices, spaces: home.spaces, zones: home.zones, macros: home.macros, programs: programCatalog.catalog, scenes: scenes.scenes, now: () => clock.now() }),
       ),
     ...(cluster ? { placement: cluster.placement } : {}),
+    ...(mqttLink ? { mqtt: mqttLink.messages } : {}),
     limits: config.automations,
     audiences: accessGrants,
     reach: home.reach,
@@ -478,31 +503,9 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...(config.aiBackend === 'ollama' ? { backend: new OllamaBackend(config.aiOllamaUrl, config.aiModel, config.aiRecommendedModels) } : {}),
     graphLoaded: () => readiness.waitingFor.length === 0 || !readiness.waitingFor.includes('graph'), events, clock, registry: operations });
   const metrics = metricsModule(auth.auth);
-  // MQTT (docs/mqtt.md): the embedded broker's users, and the link when MQTT_URL is set.
-  const mqttUsers = brokerUsers(documents('mqtt_broker_user'), clock);
-  // Commands from MQTT dashboards run as the `mqtt` caller (docs/mqtt.md).
-  const mqttCaller = new ScopedCaller('mqtt', { registry: operations, auth: auth.auth, accounts: auth.accounts, clock });
-  const mqttUrl = config.mqtt.url;
   const mqtt = mqttModule({
     mode: mqttUrl === undefined ? 'off' : mqttUrl === 'embedded' ? 'embedded' : 'external',
-    runtime:
-      mqttUrl === undefined
-        ? undefined
-        : new MqttLink({
-            config: { ...config.mqtt, url: mqttUrl },
-            manager: devices.drivers,
-            integrations: drivers.builtIns,
-            devices: devices.devices,
-            events,
-            hubId: () => fleet.fleet.id,
-            command: (deviceId, command, params) => mqttCaller.call('mqtt.exposed.command', { deviceId, command, params }, 'mqtt'),
-            verifyUser: (username, password) => mqttUsers.verify(username, password),
-            ...(cluster ? { placement: cluster.placement } : {}),
-            actionTimeoutMs: config.actionTimeoutMs,
-            clock,
-            timers,
-            log: component('mqtt'),
-          }),
+    runtime: mqttLink,
     users: mqttUsers,
     caller: mqttCaller,
     devices: devices.devices,

@@ -646,7 +646,7 @@ describe('Home Assistant import: refusals name the path', () => {
   it('refuses an unknown entity at its path, naming it and where entity ids come from', () => {
     const error = failure(automation({ triggers: 'triggers:\n  - trigger: state\n    entity_id: binary_sensor.garage_motion\n    to: "on"\n' }));
     expect(error).toMatchObject({ code: 'AUTOMATION_NOT_MAPPED', path: 'triggers[0].entity_id' });
-    expect(error.problem).toBe("unknown entity binary_sensor.garage_motion: entity ids are the hub's own, as GET /entities (LIST_ENTITIES) lists them");
+    expect(error.problem).toBe("unknown entity binary_sensor.garage_motion: entity ids are the hub's own, as the hub protocol's LIST_ENTITIES lists them");
     expect(failure(automation({ actions: 'actions:\n  - action: light.turn_off\n    target:\n      entity_id: [light.hall, light.attic]\n' }))).toMatchObject({
       path: 'actions[0].target.entity_id[1]',
       problem: expect.stringContaining('light.attic'),

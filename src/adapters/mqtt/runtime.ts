@@ -8,6 +8,7 @@ import type { DriverPlacement } from '../../domain/drivers/local/driver-process.
 import type { DeviceService } from '../../domain/devices/device-service.js';
 import type { DomainEventBus } from '../../domain/events.js';
 import type { MqttRuntime, MqttRuntimeStatus } from '../../domain/mqtt/ports.js';
+import { topicMatches, type MqttMessages } from '../../domain/automations/device-triggers.js';
 import { brokerLabel, MqttConnection } from './connection.js';
 import { MqttImport } from './discovery-integration.js';
 import { BrokerPortInUseError, startEmbeddedBroker, type EmbeddedBroker } from './embedded-broker.js';
@@ -62,7 +63,39 @@ export class MqttLink implements MqttRuntime {
   private unwatch: (() => void) | undefined;
   private lastDiscovery: ReturnType<MqttImport['importStatus']> | undefined;
 
+  /** Automations' MQTT triggers: topic filters and who listens to each, kept across link restarts. */
+  private readonly listeners = new Map<string, Set<(topic: string, payload: string) => void>>();
+
   constructor(private readonly o: MqttLinkOptions) {}
+
+  /**
+   * The messages automations listen to (MQTT triggers): a filter is subscribed on the link while
+   * it runs here (on the instance holding the MQTT lease), and again after every reconnect. A
+   * filter nobody listens to any more stays subscribed until the link restarts: the broker may
+   * share it with discovery, and an extra message is only ignored.
+   */
+  readonly messages: MqttMessages = {
+    subscribe: (filter, listener) => {
+      let set = this.listeners.get(filter);
+      if (!set) this.listeners.set(filter, (set = new Set()));
+      set.add(listener);
+      this.active?.connection.subscribe(filter);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0) this.listeners.delete(filter);
+      };
+    },
+  };
+
+  private dispatch(topic: string, payload: Buffer): void {
+    if (this.listeners.size === 0) return;
+    let text: string | undefined;
+    for (const [filter, set] of this.listeners) {
+      if (!topicMatches(filter, topic)) continue;
+      text ??= payload.toString('utf8');
+      for (const listener of set) listener(topic, text);
+    }
+  }
 
   /** This hub's short node id: 8 letters or digits of its hub id. */
   private node(): string {
@@ -193,8 +226,13 @@ export class MqttLink implements MqttRuntime {
         })
       : undefined;
     exposure?.start();
+    for (const filter of this.listeners.keys()) connection.subscribe(filter);
+    const stopDispatch = connection.onMessage((topic, payload, retained) => {
+      // A retained message is an old one: a trigger fires on what happens now.
+      if (!retained) this.dispatch(topic, payload);
+    });
     connection.start();
-    this.active = { connection, discovery, exposure, detach, broker };
+    this.active = { connection, discovery, exposure, detach: () => (stopDispatch(), detach()), broker };
     this.role = 'active';
   }
 

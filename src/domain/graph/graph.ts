@@ -68,7 +68,7 @@ export function buildHomeGraph(deps: HomeGraphDeps): HomeGraph {
     spaces: graphSpaces,
     devices,
     zones: deps.zones.zones.list().map((z) => ({ id: z.id, name: z.name, deviceIds: z.deviceIds.filter((id) => present.has(id)), programId: z.programId })),
-    programs: deps.programs.list().map((p) => ({ id: p.id, name: p.name, semantics: [...(p.semantics ?? [])], hasTimer: p.timer != null })),
+    programs: deps.programs.list().map((p) => ({ id: p.id, name: p.name, semantics: [...(p.semantics ?? [])], hasTimer: (p.triggers?.length ?? 0) > 0 })),
     macros: deps.macros.macros.list().map((m) => ({ id: m.id, name: m.name })),
     scenes: deps.scenes.list().filter((s) => present.has(s.deviceId)),
   };

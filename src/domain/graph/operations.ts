@@ -55,7 +55,7 @@ const GraphProgramSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   semantics: Type.Array(Type.String(), { description: 'User tags for intents ("movie", "bedtime").' }),
-  hasTimer: Type.Boolean({ description: 'True for automations (programs with a timer, enabled or not).' }),
+  hasTimer: Type.Boolean({ description: 'True for automations (programs with a trigger, a timer among them; enabled or not).' }),
 });
 const GraphMacroSchema = Type.Object({ id: Type.String(), name: Type.String() });
 const GraphSceneSchema = Type.Object({
@@ -192,8 +192,8 @@ export function graphOperations(deps: GraphOperationDeps) {
           zones: Type.Integer(),
           macros: Type.Integer(),
           programs: Type.Integer(),
-          automations: Type.Integer({ description: 'Programs with a timer.' }),
-          enabledAutomations: Type.Integer({ description: 'Programs with an enabled timer.' }),
+          automations: Type.Integer({ description: 'Programs with a trigger (automations).' }),
+          enabledAutomations: Type.Integer({ description: 'Automations whose triggers fire (enabled, not paused, and a timer among them enabled where that is all they have).' }),
           scenes: Type.Integer(),
           entities: Type.Integer(),
         }),
@@ -231,8 +231,8 @@ export function graphOperations(deps: GraphOperationDeps) {
             zones: g.zones.length,
             macros: g.macros.length,
             programs: programs.length,
-            automations: programs.filter((p) => p.timer).length,
-            enabledAutomations: programs.filter((p) => p.timer?.enabled).length,
+            automations: programs.filter((p) => (p.triggers?.length ?? 0) > 0).length,
+            enabledAutomations: programs.filter((p) => (p.triggers?.length ?? 0) > 0 && p.enabled !== false && !p.pause && p.triggers!.some((t) => t.type !== 'time' || t.timer.enabled)).length,
             scenes: g.scenes.length,
             entities: listEntities(g).length,
           },

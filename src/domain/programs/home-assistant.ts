@@ -8,7 +8,7 @@
  * (`trigger:` with `platform: state`, `condition:`, `action:` with `service:`); one item may stand
  * where a list is expected.
  *
- * Entity ids are the hub's own, as GET /entities (LIST_ENTITIES) lists them: the caller's resolver
+ * Entity ids are the hub's own, as the hub protocol's LIST_ENTITIES lists them: the caller's resolver
  * gives the device behind each. Anything that does not map (templates, device and area targets, a
  * trigger platform or service the hub has no counterpart for, a service data field the hub's command
  * would drop…) is refused with its YAML path and the reason, as AUTOMATION_NOT_MAPPED, and nothing
@@ -211,10 +211,10 @@ function record(value: unknown, path: string, what: string): Json {
 /** Why a key Home Assistant knows does not map; any other unexpected key gets a plain refusal. */
 const KEY_REFUSALS: Record<string, string> = {
   continue_on_error: 'continue_on_error does not map: in the hub a failed step fails the run',
-  device_id: "device ids are Home Assistant's own; target the entities (entity_id) as the hub lists them (GET /entities)",
-  area_id: 'areas do not map; target the entities (entity_id) as the hub lists them (GET /entities)',
-  floor_id: 'floors do not map; target the entities (entity_id) as the hub lists them (GET /entities)',
-  label_id: 'labels do not map; target the entities (entity_id) as the hub lists them (GET /entities)',
+  device_id: "device ids are Home Assistant's own; target the entities (entity_id) as the hub lists them (LIST_ENTITIES)",
+  area_id: 'areas do not map; target the entities (entity_id) as the hub lists them (LIST_ENTITIES)',
+  floor_id: 'floors do not map; target the entities (entity_id) as the hub lists them (LIST_ENTITIES)',
+  label_id: 'labels do not map; target the entities (entity_id) as the hub lists them (LIST_ENTITIES)',
   value_template: TEMPLATE,
   wait_template: TEMPLATE,
   response_variable: 'service responses do not map: the hub keeps no response variables',
@@ -485,7 +485,7 @@ function attributeMatch(spec: AttributeSpec, raw: unknown, path: string): FieldM
   return single(unique(values));
 }
 
-const UNKNOWN_ENTITY = (entityId: string): string => `unknown entity ${entityId}: entity ids are the hub's own, as GET /entities (LIST_ENTITIES) lists them`;
+const UNKNOWN_ENTITY = (entityId: string): string => `unknown entity ${entityId}: entity ids are the hub's own, as the hub protocol's LIST_ENTITIES lists them`;
 
 // ---------------------------------------------------------------------------------------------
 // Services

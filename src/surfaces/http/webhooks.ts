@@ -11,13 +11,15 @@ import { ErrorBody } from './errors.js';
  * `trigger.payload`. Rate-limited per id and client address (429 with Retry-After).
  */
 export const webhookRoutes: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
+  // A webhook's body is a small message: at most 64 KiB, and never more than BODY_LIMIT_BYTES.
+  const bodyLimit = Math.min(64 * 1024, hub.config.bodyLimitBytes);
   // Inside this plugin only: services that call webhooks often send text.
-  app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
   const operation = hub.ops.automations.webhook;
   app.post(
     '/webhooks/:webhookId',
     {
-      bodyLimit: 64 * 1024,
+      bodyLimit,
       config: { access: 'public' },
       schema: {
         tags: ['automations'],

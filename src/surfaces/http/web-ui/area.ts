@@ -15,6 +15,7 @@ export const HOME_AREA: WebArea = {
   passwordUrl: '/os/password',
   manifest: '/os/manifest.webmanifest',
   adminNav: [
+    { href: '/os/automations', label: 'Automations' },
     { href: '/os/add', label: 'Add devices' },
     { href: '/os/plugins', label: 'Plugins' },
     { href: '/admin/', label: 'Admin' },

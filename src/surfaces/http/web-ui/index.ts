@@ -7,6 +7,7 @@ import { csrfGuard } from '../web/csrf.js';
 import { bindPasswordPage } from '../web/password.js';
 import { HOME_AREA } from './area.js';
 import { addDevicesPage } from './add-devices.js';
+import { automationsPage } from './automations.js';
 import { clientAssetRoutes } from './client-assets.js';
 import { homePage } from './home.js';
 import { liveStateRoute } from './live.js';
@@ -32,6 +33,7 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   clientAssetRoutes(app);
   homePage(app, hub);
   programsPage(app, hub);
+  automationsPage(app, hub);
   mediaPage(app, hub);
   remotesPage(app, hub);
   roomsPage(app, hub);
