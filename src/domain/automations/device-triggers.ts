@@ -102,7 +102,7 @@ export class DeviceTriggers {
 
   /** Loads the `for`s that were counting; listens to the home. */
   async start(): Promise<void> {
-    this.stored = new Map((await this.deps.pending.list()).map((p) => [p.id, p]));
+    await this.reload();
     const { events } = this.deps;
     events.on(this, 'device.state_changed', ({ deviceId, at }) => this.deviceChanged(deviceId, at));
     events.on(this, 'device.online_changed', ({ deviceId, at }) => this.deviceChanged(deviceId, at));
@@ -124,6 +124,14 @@ export class DeviceTriggers {
 
   stop(): void {
     this.deps.events.removeOwner(this);
+  }
+
+  /**
+   * Reads again the `for`s written down: at start, and when this instance takes the automations
+   * over from another one of the cluster (which wrote down what it was counting).
+   */
+  async reload(): Promise<void> {
+    this.stored = new Map((await this.deps.pending.list()).map((p) => [p.id, p]));
   }
 
   /**
@@ -313,6 +321,9 @@ export class DeviceTriggers {
       const record: PendingFor = { id: `${reg.owner}#${reg.key}#${deviceId}`, owner: reg.owner, deviceId, field, since, dueAt, data: described };
       this.stored.set(record.id, record);
       this.deps.pending.save(record, this.deps.clock.now()).catch((err: unknown) => this.deps.log.error({ err, id: record.id }, 'a counting `for` was not written down'));
+      // The field's change goes down with it (not a second later with the rest): a restart must
+      // find the value the count waits on, and since when it holds.
+      this.deps.tracker.flush().catch(() => undefined);
     }
     this.arm(reg, deviceId, since, dueAt, described);
   }
@@ -347,7 +358,9 @@ export class DeviceTriggers {
     const record = this.stored.get(id);
     if (!record) return;
     const tracked = this.deps.tracker.last(deviceId, fieldOf(trigger));
-    const stillHolds = tracked !== undefined && tracked.since <= record.since && (trigger.type !== 'numeric' || inRange(tracked.value, trigger));
+    const holdsValue =
+      trigger.type === 'numeric' ? inRange(tracked?.value, trigger) : trigger.type === 'availability' ? tracked?.value === (trigger.to === 'online') : matches(tracked?.value, trigger.to);
+    const stillHolds = tracked !== undefined && tracked.since <= record.since && holdsValue;
     if (!stillHolds || !trigger.forMs || record.dueAt !== record.since + trigger.forMs) {
       this.forget({ ...reg, durable: true }, deviceId);
       return;

@@ -203,6 +203,11 @@ export class AutomationEngine {
   }
 
   private async activate(): Promise<void> {
+    if (this.role === 'standby') {
+      // Taking over from another instance: what it was counting and the fields it watched, as it wrote them.
+      await this.deps.tracker.load();
+      await this.deps.triggers.reload();
+    }
     this.role = 'active';
     const programs = this.deps.programs.list();
     await this.scheduler.start([]);

@@ -9,7 +9,8 @@
  * is taken to have held its value since the device last reported: later than the truth, so a
  * `for` measured from it can come late, never early.
  */
-import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import type { Clock, Timers } from '../../platform/clock.js';
+import { WriteBehind } from '../../platform/write-behind.js';
 import type { DeviceService } from '../devices/device-service.js';
 import type { FieldValue } from '../programs/automation-model.js';
 
@@ -72,23 +73,29 @@ const equalValues = (a: unknown, b: unknown) => a === b || (typeof a === 'object
 
 export class FieldTracker {
   private readonly fields = new Map<string, TrackedField>();
-  private readonly dirty = new Set<string>();
-  private flushTimer: TimerHandle | undefined;
-  private flushing: Promise<void> | undefined;
-  private started = false;
+  private readonly writes: WriteBehind<string, TrackedField>;
 
   constructor(
     private readonly repo: FieldHistoryRepository,
     private readonly devices: DeviceService,
     private readonly clock: Clock,
-    private readonly timers: Timers,
-    private readonly log: { error(obj: unknown, msg: string): void },
-    private readonly flushIntervalMs = 1000,
-  ) {}
+    timers: Timers,
+    log: { error(obj: unknown, msg: string): void },
+    flushIntervalMs = 1000,
+  ) {
+    this.writes = new WriteBehind({
+      save: (batch) => repo.saveMany(batch),
+      read: (k) => this.fields.get(k),
+      keyOf: (f) => key(f.deviceId, f.field),
+      timers,
+      intervalMs: flushIntervalMs,
+      onError: (err, fields) => log.error({ err, fields }, 'automation field history not saved'),
+    });
+  }
 
   async load(): Promise<void> {
     for (const f of await this.repo.loadAll()) this.fields.set(key(f.deviceId, f.field), f);
-    this.started = true;
+    this.writes.start();
   }
 
   /** Starts tracking a field (idempotent); its current value is taken to hold since the device last reported. */
@@ -133,35 +140,15 @@ export class FieldTracker {
     await this.repo.removeDevice(deviceId);
   }
 
-  async flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => this.flush());
-    if (this.dirty.size === 0) return;
-    const batch = [...this.dirty].map((k) => this.fields.get(k)).filter((f): f is TrackedField => f !== undefined);
-    this.dirty.clear();
-    this.flushing = this.repo.saveMany(batch).catch((err: unknown) => {
-      for (const f of batch) this.dirty.add(key(f.deviceId, f.field));
-      this.log.error({ err, fields: batch.length }, 'automation field history not saved');
-    });
-    try {
-      await this.flushing;
-    } finally {
-      this.flushing = undefined;
-    }
+  flush(): Promise<void> {
+    return this.writes.flush();
   }
 
-  async stop(): Promise<void> {
-    this.started = false;
-    this.timers.clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    await this.flush();
+  stop(): Promise<void> {
+    return this.writes.stop();
   }
 
   private markDirty(k: string): void {
-    this.dirty.add(k);
-    if (!this.started || this.flushTimer !== undefined) return;
-    this.flushTimer = this.timers.setTimeout(() => {
-      this.flushTimer = undefined;
-      void this.flush();
-    }, this.flushIntervalMs);
+    this.writes.mark(k);
   }
 }

@@ -43,6 +43,12 @@ export const RUN_HISTORY = { keep: 50, keepNotable: 20 } as const;
 /** Statuses that are kept apart so that frequent dull runs never push them out. */
 export const NOTABLE_STATUSES: readonly ProgramRun['status'][] = ['failed', 'not_passed', 'skipped', 'interrupted'];
 const MAX_QUEUED_RUNS = 5;
+/**
+ * Right after the hub starts, drivers are still connecting: a run then (a `for` that came due
+ * while the hub was down, a resumed run, a timer's catch-up) waits this long at most for an
+ * offline device it commands to come back, instead of failing with DRIVER_OFFLINE at once.
+ */
+export const STARTUP_RECONNECT_GRACE_MS = 60_000;
 
 interface Active {
   run: ProgramRun;
@@ -90,6 +96,7 @@ export class ProgramService {
   private readonly lastEvaluation = new Map<string, { key: string; run: ProgramRun }>();
   private readonly executor: ProgramExecutor;
   private stopping = false;
+  private startedAt = 0;
   readonly programs: DocumentCollection<Program>;
 
   constructor(private readonly deps: ProgramServiceDeps) {
@@ -100,6 +107,7 @@ export class ProgramService {
   /** Runs a stopped process left inside a delay or wait: interrupted, and continued where they ask to. */
   async start(): Promise<void> {
     this.stopping = false;
+    this.startedAt = this.deps.clock.now();
     let stale: ProgramRun[] = [];
     try {
       stale = await this.deps.runs.listRunning();
@@ -535,7 +543,10 @@ export class ProgramService {
   private environment(): StepEnvironment {
     const { devices, macros, zones, alerts, scenes, automation } = this.deps;
     return {
-      command: (deviceId, command, params, timeoutMs) => devices.command(deviceId, command, params, timeoutMs),
+      command: async (deviceId, command, params, timeoutMs) => {
+        await this.untilBackAfterStart(deviceId, timeoutMs ?? 30_000);
+        return devices.command(deviceId, command, params, timeoutMs);
+      },
       deviceState: (deviceId) => (devices.registry.find(deviceId) ? devices.state.get(deviceId).state : undefined),
       waitForState: (deviceId, check, timeoutMs) => this.waitForState(deviceId, check, timeoutMs),
       runProgram: async (programId, trigger) => {
@@ -562,6 +573,26 @@ export class ProgramService {
       },
       scene: (sceneId) => scenes.run(sceneId),
     };
+  }
+
+  /** Shortly after the start, an offline device's driver may still be connecting: wait for it a while. */
+  private untilBackAfterStart(deviceId: string, timeoutMs: number): Promise<void> {
+    const { devices, events, timers, clock } = this.deps;
+    const left = this.startedAt + STARTUP_RECONNECT_GRACE_MS - clock.now();
+    const device = devices.registry.find(deviceId);
+    if (left <= 0 || !device || device.removed || devices.isOnline(device)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const owner = {};
+      const done = () => {
+        events.removeOwner(owner);
+        timers.clearTimeout(timer);
+        resolve();
+      };
+      const timer = timers.setTimeout(done, Math.min(left, timeoutMs));
+      events.on(owner, 'device.online_changed', (e) => {
+        if (e.deviceId === deviceId && e.online) done();
+      });
+    });
   }
 
   private waitForState(deviceId: string, check: (state: Record<string, unknown>) => boolean, timeoutMs: number): Promise<void> {

@@ -1,4 +1,5 @@
-import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import type { Clock, Timers } from '../../platform/clock.js';
+import { WriteBehind } from '../../platform/write-behind.js';
 import type { EventOrigin } from '../../platform/event-bus.js';
 import type { StateRepository, StoredState } from './model.js';
 import type { DomainEventBus } from '../events.js';
@@ -35,11 +36,8 @@ export interface StateAuthorityLogger {
 export class StateAuthority {
   private readonly entries = new Map<string, Entry>();
   private changes = 0;
-  private readonly dirty = new Set<string>();
-  /** Armed while something is dirty, so an idle hub has no timer running. */
-  private flushTimer: TimerHandle | undefined;
-  private started = false;
-  private flushing: Promise<void> | undefined;
+  /** Changed states, written behind in batches. */
+  private readonly writes: WriteBehind<string, StoredState>;
   readonly telemetry: TelemetryStore;
 
   constructor(
@@ -52,10 +50,23 @@ export class StateAuthority {
     private readonly flushIntervalMs = 250,
   ) {
     this.telemetry = new TelemetryStore(telemetry);
+    this.writes = new WriteBehind({
+      save: (batch) => repo.saveMany(batch),
+      read: (deviceId) => {
+        const entry = this.entries.get(deviceId);
+        return entry ? { deviceId, state: entry.state, updatedAt: entry.updatedAt ?? this.clock.now() } : undefined;
+      },
+      keyOf: (s) => s.deviceId,
+      timers,
+      intervalMs: flushIntervalMs,
+      onError: (err, devices) => this.log.error({ err, devices }, 'state flush failed'),
+    });
   }
 
   async load(): Promise<void> {
     for (const stored of await this.repo.loadAll()) {
+      // A driver that registered while the hub was starting has reported already: what it said stands.
+      if (this.entries.has(stored.deviceId)) continue;
       this.entries.set(stored.deviceId, { state: stored.state, online: false, confirmed: false, updatedAt: stored.updatedAt });
     }
     this.changes++;
@@ -166,52 +177,19 @@ export class StateAuthority {
 
   /** From now on, a change is written at most `flushIntervalMs` later. */
   start(): void {
-    this.started = true;
-    this.scheduleFlush();
+    this.writes.start();
   }
 
   /** Writes every changed state; safe to call at any time, runs one write at a time. */
-  async flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => this.flush());
-    if (this.dirty.size === 0) return;
-    const batch: StoredState[] = [];
-    for (const deviceId of this.dirty) {
-      const entry = this.entries.get(deviceId);
-      if (entry) batch.push({ deviceId, state: entry.state, updatedAt: entry.updatedAt ?? this.clock.now() });
-    }
-    this.dirty.clear();
-    this.flushing = this.repo.saveMany(batch).then(
-      () => undefined,
-      (err: unknown) => {
-        // Keep them dirty: the next flush tries again.
-        for (const s of batch) this.markDirty(s.deviceId);
-        this.log.error({ err, devices: batch.length }, 'state flush failed');
-      },
-    );
-    try {
-      await this.flushing;
-    } finally {
-      this.flushing = undefined;
-    }
+  flush(): Promise<void> {
+    return this.writes.flush();
   }
 
   async stop(): Promise<void> {
-    this.started = false;
-    this.timers.clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    await this.flush();
+    await this.writes.stop();
   }
 
   private markDirty(deviceId: string): void {
-    this.dirty.add(deviceId);
-    this.scheduleFlush();
-  }
-
-  private scheduleFlush(): void {
-    if (!this.started || this.flushTimer !== undefined || this.dirty.size === 0) return;
-    this.flushTimer = this.timers.setTimeout(() => {
-      this.flushTimer = undefined;
-      void this.flush();
-    }, this.flushIntervalMs);
+    this.writes.mark(deviceId);
   }
 }
