@@ -70,7 +70,7 @@ import { LOOPBACK, freePort, request } from './lib/net.js';
 import { cpuSecondsOf, memoryOf, type ChildHandle } from './lib/proc.js';
 import { format, median, table } from './lib/report.js';
 import { BENCH_ADMIN, REPO_ROOT, spawnService } from './lib/service.js';
-import { UsageError } from './lib/settings.js';
+import { UsageError, integerSetting } from './lib/settings.js';
 import { MiB, measureWindow, otherNote, undisturbed, type Participant, type WindowFigures } from './lib/window.js';
 
 const OS_API = '/v1/os';
@@ -97,13 +97,6 @@ interface MatterSettings {
   starts: number;
 }
 
-function integerSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new UsageError(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
-  return value;
-}
 
 function matterSettings(): MatterSettings {
   return {

@@ -62,7 +62,7 @@ import { LOOPBACK, freePort } from './lib/net.js';
 import { baseEnv, cpuSecondsOf, memoryOf, spawnLogged, type ChildHandle } from './lib/proc.js';
 import { format, median, table } from './lib/report.js';
 import { REPO_ROOT, startService, type ServiceHandle, type Session } from './lib/service.js';
-import { UsageError } from './lib/settings.js';
+import { UsageError, integerSetting } from './lib/settings.js';
 import { MiB, measureWindow, otherNote, undisturbed, type Participant, type WindowFigures } from './lib/window.js';
 
 const OS_API = '/v1/os';
@@ -100,13 +100,6 @@ interface MqttSettings {
   noDelay: boolean;
 }
 
-function integerSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new UsageError(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
-  return value;
-}
 
 function mqttSettings(): MqttSettings {
   const broker = process.env.BENCH_MQTT_BROKER?.trim() || undefined;

@@ -109,6 +109,15 @@ function listFrom(name: string, fallback: number[], { min, max }: { min: number;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** A BENCH_* whole-number setting of one benchmark, checked against its range. */
+export function integerSetting(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new UsageError(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
+  return value;
+}
+
 export function loadSettings(): BenchSettings {
   const logLevel = process.env.BENCH_LOG_LEVEL?.trim() || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`BENCH_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);

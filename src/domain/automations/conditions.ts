@@ -17,6 +17,8 @@ export interface ConditionContext {
   timezone: string | undefined;
   /** The id of the trigger that started the run, for `trigger` conditions. */
   triggerId?: string;
+  /** A device's name for the details (its id when absent). */
+  name?(deviceId: string): string;
 }
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
@@ -67,14 +69,14 @@ function evaluate(condition: Condition, path: string, ctx: ConditionContext, out
       const value = ctx.read(condition.deviceId, condition.field);
       const is = matches(value, condition.is);
       const held = is ? heldFor(ctx, condition.deviceId, condition.field, condition.forMs) : { ok: false, detail: '' };
-      return record(is && held.ok, `${condition.deviceId} ${condition.field} is ${show(value)}${is ? held.detail : `, not ${show(condition.is)}`}`);
+      return record(is && held.ok, `${ctx.name?.(condition.deviceId) ?? condition.deviceId} ${condition.field} is ${show(value)}${is ? held.detail : `, not ${show(condition.is)}`}`);
     }
     case 'numeric': {
       const value = ctx.read(condition.deviceId, condition.field);
       const inside = inRange(value, condition);
       const held = inside ? heldFor(ctx, condition.deviceId, condition.field, condition.forMs) : { ok: false, detail: '' };
       const range = [condition.above !== undefined ? `above ${condition.above}` : '', condition.below !== undefined ? `below ${condition.below}` : ''].filter(Boolean).join(' and ');
-      return record(inside && held.ok, `${condition.deviceId} ${condition.field} is ${show(value)}${inside ? held.detail : `, not ${range}`}`);
+      return record(inside && held.ok, `${ctx.name?.(condition.deviceId) ?? condition.deviceId} ${condition.field} is ${show(value)}${inside ? held.detail : `, not ${range}`}`);
     }
     case 'time': {
       const { minutes, weekday } = localClock(ctx.now, condition.timezone ?? ctx.timezone);

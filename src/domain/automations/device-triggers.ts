@@ -230,7 +230,7 @@ export class DeviceTriggers {
         const value = this.deps.tracker.last(deviceId, trigger.field)?.value;
         if (!inRange(value, trigger)) continue;
         const reg = this.find(owner, deviceId, trigger.field, index);
-        const data = this.dataOf(trigger, index, deviceId, trigger.field, undefined, value, this.deps.clock.now(), `${deviceId} ${trigger.field} is already ${show(value)}`);
+        const data = this.dataOf(trigger, index, deviceId, trigger.field, undefined, value, this.deps.clock.now(), `${this.nameOf(deviceId)} ${trigger.field} is already ${show(value)}`);
         if (trigger.forMs && reg) this.startCount(reg, deviceId, trigger.field, this.deps.clock.now(), data);
         else onFire(data);
       }
@@ -302,11 +302,16 @@ export class DeviceTriggers {
     else if (trigger.type === 'availability') fires = value === (trigger.to === 'online');
     else fires = matches(previous, trigger.from) && matches(value, trigger.to);
     if (!fires) return;
-    const description =
-      trigger.type === 'availability' ? `${deviceId} went ${trigger.to}` : `${deviceId} ${field} changed from ${show(previous)} to ${show(value)}`;
+    const name = this.nameOf(deviceId);
+    const description = trigger.type === 'availability' ? `${name} went ${trigger.to}` : `${name} ${field} changed from ${show(previous)} to ${show(value)}`;
     const data = this.dataOf(trigger, reg.index, deviceId, field, previous, value, at, description);
     if (trigger.forMs) this.startCount(reg, deviceId, field, at, data);
     else this.fire(reg, data);
+  }
+
+  /** Traces read like "Front door detected changed from false to true": the device's name, its id in `deviceId`. */
+  private nameOf(deviceId: string): string {
+    return this.deps.devices.registry.find(deviceId)?.name ?? deviceId;
   }
 
   private dataOf(trigger: Trigger, index: number, deviceId: string, field: string, from: unknown, to: unknown, at: number, description: string): TriggerData {
@@ -372,7 +377,7 @@ export class DeviceTriggers {
     for (const reg of this.buttons.get(deviceId) ?? []) {
       const t = reg.trigger as Extract<Trigger, { type: 'button' }>;
       if (t.press && t.press !== press) continue;
-      this.fire(reg, { id: reg.key, index: reg.index, type: 'button', deviceId, press, at, description: `${deviceId} pressed (${press})` });
+      this.fire(reg, { id: reg.key, index: reg.index, type: 'button', deviceId, press, at, description: `${this.nameOf(deviceId)} pressed (${press})` });
     }
   }
 

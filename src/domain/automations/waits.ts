@@ -36,6 +36,7 @@ export class AutomationConditions {
       since: (deviceId, field) => this.tracker.since(deviceId, field),
       location: this.place.location(),
       timezone: this.place.timezone(),
+      name: (deviceId) => this.devices.registry.find(deviceId)?.name ?? deviceId,
       ...(triggerId !== undefined ? { triggerId } : {}),
     };
   }

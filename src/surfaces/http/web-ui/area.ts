@@ -26,5 +26,6 @@ export const HOME_AREA: WebArea = {
     { href: '/os/media', label: 'Zones and media' },
     { href: '/os/remotes', label: 'Remotes' },
     { href: '/os/rooms', label: 'Rooms' },
+    { href: '/os/settings', label: 'Home settings' },
   ],
 };

@@ -8,6 +8,7 @@ import { bindAreaForm, bindPage, optionalPart, type PageContext } from '../web/p
 import { HOME_AREA } from './area.js';
 import { CLIENT_SCRIPT } from './client-assets.js';
 import { pairingSection } from './remotes.js';
+import { noDevicesYet, welcomeFirst, welcomeReminder } from './settings.js';
 import { deviceTile, paramsOf, type TileDevice } from './tiles.js';
 
 interface Overview {
@@ -40,19 +41,22 @@ function quickActions(actions: QuickAction[], csrf: string): Html {
 /** The household's home page: the hub's status, one-tap scenes and programs, favourites, then each room with its devices' tiles. */
 export function homePage(app: FastifyInstance, hub: Hub): void {
   const { devices, home, remotes, scenes, programs } = hub.ops;
+  // While the first-run onboarding is not done (and no device is in yet), an administrator starts there.
+  app.addHook('preHandler', welcomeFirst(hub));
   bindPage(app, hub, HOME_AREA, {
     url: '/',
     title: 'Home',
     summary: 'Web UI: favourites and each room with a tile per device (drawn from its class), scenes and programs to run, remotes waiting to pair.',
     async build(ctx) {
       const { csrf } = ctx;
-      const [overview, { requests }, favourites, sceneList, presetList, programList] = await Promise.all([
+      const [overview, { requests }, favourites, sceneList, presetList, programList, settings] = await Promise.all([
         ctx.call<Overview>(home.overview),
         ctx.call<{ requests: PendingPairing[] }>(remotes.pairingList),
         mayList(ctx, home.getFavorites, (a: { favorites: string[] }) => a.favorites),
         mayList(ctx, scenes.listScenes, (a: { scenes: Array<{ id: string; name: string }> }) => a.scenes),
         mayList(ctx, home.listPresets, (a: { presets: Array<{ id: string; name: string; kind: string }> }) => a.presets),
         mayList(ctx, programs.list, (a: { programs: Array<{ id: string; name: string }> }) => a.programs),
+        ctx.role === 'admin' ? ctx.call<{ onboardedAt: number | null }>(home.getSettings) : undefined,
       ]);
       const tile = ({ device }: { device: TileDevice }) => deviceTile(device, csrf);
       const everyDevice = new Map([...overview.spaces.flatMap((s) => s.devices), ...overview.unplaced].map((d) => [d.device.id, d]));
@@ -78,7 +82,7 @@ ${sources.length > 0 ? html`<div class="buttons">${sources.map(
 ${requests.length > 0 ? pairingSection(requests, csrf) : ''}
 ${quickActions(actions, csrf)}
 ${favouriteTiles.length > 0 ? html`<section aria-labelledby="favourites" class="room"><h2 id="favourites">Favourites</h2><div class="tiles">${favouriteTiles.map((d) => deviceTile({ ...d.device, domPrefix: 'fav-' }, csrf))}</div></section>` : ''}
-${rooms}${rooms.length === 0 ? html`<p>No devices yet.</p>` : ''}
+${rooms}${rooms.length === 0 ? html`<p>No devices yet.</p>` : ''}${everyDevice.size === 0 ? noDevicesYet(ctx.role) : settings?.onboardedAt === null ? welcomeReminder : ''}
 <script type="application/json" id="readings">${raw(JSON.stringify(Object.fromEntries([...everyDevice].map(([id, d]) => [id, d.device.reading]))).replace(/</g, '\\u003c'))}</script>`;
     },
     scriptUrl: CLIENT_SCRIPT,

@@ -17,6 +17,7 @@ import { programsPage } from './programs.js';
 import { remotesPage } from './remotes.js';
 import { roomsPage } from './rooms.js';
 import { householdSessionRoutes } from './session.js';
+import { settingsPages } from './settings.js';
 
 /**
  * `/os`: the household's web UI. Server-rendered pages whose forms post to routes that run one
@@ -39,5 +40,6 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   roomsPage(app, hub);
   addDevicesPage(app, hub);
   pluginsPage(app, hub);
+  settingsPages(app, hub);
   liveStateRoute(app, hub);
 };
