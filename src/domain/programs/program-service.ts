@@ -19,10 +19,13 @@ import type { Program, ProgramRun, Step, StepEnvironment, Timer } from './model.
 import { findAutomationLoop, findCycle, lightingDevices, referencesOf } from './references.js';
 import { scheduleKey, type ProgramScheduler } from './scheduler.js';
 import { withWebhookIds } from './webhook-ids.js';
+import { WriteBehind } from '../../platform/write-behind.js';
 import { concurrencyOfMode, modeOfConcurrency, parseProgramInput, validateProgramScript, validateTimer, type YamlImporter } from './steps.js';
 
 export interface ProgramRunRepository {
   save(run: ProgramRun): Promise<void>;
+  /** Several runs in one transaction (the traces written behind). */
+  saveMany(runs: ProgramRun[]): Promise<void>;
   /** Newest first; `notable`: only runs that failed, did not pass, were skipped or interrupted. */
   list(programId: string, limit: number, options?: { notable?: boolean }): Promise<ProgramRun[]>;
   get(runId: string): Promise<ProgramRun | undefined>;
@@ -97,17 +100,46 @@ export class ProgramService {
   private readonly executor: ProgramExecutor;
   private stopping = false;
   private startedAt = 0;
+  /**
+   * Traces of ended runs and evaluations, written behind: at most a second later, in one
+   * transaction, so an automation that runs often costs one disk sync a second, not one a run.
+   * Reads see them meanwhile. A run waiting at a checkpoint is written at once (a restart resumes
+   * from that record); a kill -9 loses at most the last second of ended traces.
+   */
+  private readonly unwritten = new Map<string, ProgramRun>();
+  private readonly traceWrites: WriteBehind<string, ProgramRun>;
   readonly programs: DocumentCollection<Program>;
 
   constructor(private readonly deps: ProgramServiceDeps) {
     this.programs = deps.programs;
     this.executor = new ProgramExecutor(this.environment(), deps.clock, deps.timers);
+    this.traceWrites = new WriteBehind({
+      save: (batch) => this.writeTraces(batch),
+      read: (id) => this.unwritten.get(id),
+      keyOf: (run) => run.id,
+      timers: deps.timers,
+      intervalMs: 1000,
+      onError: (err, runs) => deps.log.error({ err, runs }, 'traces not saved; trying again'),
+    });
+  }
+
+  private async writeTraces(batch: ProgramRun[]): Promise<void> {
+    await this.deps.runs.saveMany(batch);
+    for (const run of batch) if (this.unwritten.get(run.id) === run) this.unwritten.delete(run.id);
+    for (const programId of new Set(batch.map((r) => r.programId))) await this.deps.runs.prune(programId, RUN_HISTORY.keep, RUN_HISTORY.keepNotable);
+  }
+
+  /** Records a trace (a new one, or a newer state of one), written within a second. */
+  private trace(run: ProgramRun): void {
+    this.unwritten.set(run.id, run);
+    this.traceWrites.mark(run.id);
   }
 
   /** Runs a stopped process left inside a delay or wait: interrupted, and continued where they ask to. */
   async start(): Promise<void> {
     this.stopping = false;
     this.startedAt = this.deps.clock.now();
+    this.traceWrites.start();
     let stale: ProgramRun[] = [];
     try {
       stale = await this.deps.runs.listRunning();
@@ -149,6 +181,7 @@ export class ProgramService {
     const all = [...this.active.values()].flat();
     for (const { abort } of all) abort.abort();
     await Promise.allSettled(all.map((a) => a.done));
+    await this.traceWrites.stop();
   }
 
   list(): Program[] {
@@ -345,12 +378,7 @@ export class ProgramService {
       };
     }
     this.lastEvaluation.set(programId, { key, run });
-    try {
-      await this.deps.runs.save(run);
-      if (!last || last.key !== key) await this.deps.runs.prune(programId, RUN_HISTORY.keep, RUN_HISTORY.keepNotable);
-    } catch (err) {
-      this.deps.log.error({ err, programId }, 'trace not saved');
-    }
+    this.trace(run);
     this.deps.events.emit('automation.finished', { programId, run, at: now });
     return run;
   }
@@ -365,13 +393,18 @@ export class ProgramService {
   async history(programId: string, limit: number, options: { notable?: boolean } = {}): Promise<ProgramRun[]> {
     this.programs.get(programId);
     const stored = await this.deps.runs.list(programId, limit, options);
-    const live = (this.active.get(programId) ?? []).map((a) => a.run).filter((r) => !stored.some((s) => s.id === r.id));
-    if (options.notable) return stored;
-    return [...live.reverse(), ...stored].slice(0, limit);
+    const pending = [...this.unwritten.values()].filter((r) => r.programId === programId && (!options.notable || NOTABLE_STATUSES.includes(r.status)));
+    const live = options.notable ? [] : (this.active.get(programId) ?? []).map((a) => a.run);
+    // The newest record of each run: live, then written behind, then stored.
+    const byId = new Map<string, ProgramRun>();
+    for (const run of [...live, ...pending, ...stored]) if (!byId.has(run.id)) byId.set(run.id, run);
+    return [...byId.values()].sort((a, b) => b.startedAt - a.startedAt).slice(0, limit);
   }
 
   async getRun(runId: string): Promise<ProgramRun> {
     for (const actives of this.active.values()) for (const { run } of actives) if (run.id === runId) return run;
+    const pending = this.unwritten.get(runId);
+    if (pending) return pending;
     const run = await this.deps.runs.get(runId);
     if (!run) throw programErrors.RUN_NOT_FOUND({ runId }, { details: { runId } });
     return run;
@@ -490,12 +523,8 @@ export class ProgramService {
         const keepForResume = this.stopping && run.status === 'cancelled' && run.checkpoint !== undefined;
         if (!keepForResume) {
           delete run.checkpoint;
-          try {
-            await runs.save(run);
-            await runs.prune(program.id, RUN_HISTORY.keep, RUN_HISTORY.keepNotable);
-          } catch (err) {
-            log.error({ err, runId: run.id }, 'run history not saved');
-          }
+          // A copy: the record written is the run as it ended.
+          this.trace({ ...run, steps: [...run.steps] });
         }
         const list = this.active.get(program.id);
         if (list) {

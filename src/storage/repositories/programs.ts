@@ -13,6 +13,16 @@ export class KyselyProgramRunRepository implements ProgramRunRepository {
     await this.db.insertInto('program_runs').values(row).onConflict((oc) => oc.column('id').doUpdateSet({ body: row.body, status: row.status })).execute();
   }
 
+  async saveMany(runs: ProgramRun[]): Promise<void> {
+    if (runs.length === 0) return;
+    await this.db.transaction().execute(async (tx) => {
+      for (const run of runs) {
+        const row = { id: run.id, program_id: run.programId, started_at: run.startedAt, status: run.status, body: JSON.stringify(run) };
+        await tx.insertInto('program_runs').values(row).onConflict((oc) => oc.column('id').doUpdateSet({ body: row.body, status: row.status })).execute();
+      }
+    });
+  }
+
   async list(programId: string, limit: number, options: { notable?: boolean } = {}): Promise<ProgramRun[]> {
     let query = this.db.selectFrom('program_runs').select('body').where('program_id', '=', programId);
     if (options.notable) query = query.where('status', 'in', [...NOTABLE_STATUSES]);
