@@ -109,6 +109,7 @@ export function programsModule(deps: ProgramsModuleDeps) {
     scenes,
     automation,
     ...(entities ? { importYaml: (text: string) => homeAssistantYaml(text, entities()) } : {}),
+    ...(deps.placement ? { clustered: true } : {}),
     events,
     clock,
     timers,

@@ -75,6 +75,11 @@ export interface ProgramServiceDeps {
   automation: AutomationConditions;
   /** A YAML document in another dialect (a Home Assistant automation), compiled to a save body. */
   importYaml?: YamlImporter;
+  /**
+   * In a cluster the runs table is shared: a run recorded as running may be another live
+   * instance's, so none is taken for a stopped process's (see `start`).
+   */
+  clustered?: boolean;
   events: DomainEventBus;
   clock: Clock;
   timers: Timers;
@@ -141,6 +146,8 @@ export class ProgramService {
     this.startedAt = this.deps.clock.now();
     this.traceWrites.start();
     let stale: ProgramRun[] = [];
+    // Not yet in a cluster: which instance a running run is on is not recorded (docs/automations.md).
+    if (this.deps.clustered) return;
     try {
       stale = await this.deps.runs.listRunning();
     } catch (err) {
@@ -520,7 +527,7 @@ export class ProgramService {
         const vars = withoutTrigger(scope);
         if (Object.keys(vars).length > 0) run.variables = vars;
         // Stopped by the hub's own stop while it waited: its record stays as the checkpoint wrote it.
-        const keepForResume = this.stopping && run.status === 'cancelled' && run.checkpoint !== undefined;
+        const keepForResume = this.stopping && run.status === 'cancelled' && run.checkpoint !== undefined && !this.deps.clustered;
         if (!keepForResume) {
           delete run.checkpoint;
           // A copy: the record written is the run as it ended.
