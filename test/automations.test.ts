@@ -175,6 +175,35 @@ describe('automations', () => {
     expect(await h.traces(notPast.id)).toEqual([]);
   });
 
+  it('a numeric `for` keeps counting through changes inside the range, and a wait is not met by the event that started the run', async () => {
+    const h = await home();
+    const warm = await h.saved({ name: 'Warm a while', triggers: [{ type: 'numeric', deviceIds: [h.ids.temp], field: 'value', above: 25, forMs: 600_000 }], steps: [] });
+    await h.report('temp', { temperature: 26 });
+    await h.clock.advanceAsync(120_000, 60_000);
+    await h.report('temp', { temperature: 26.5 });
+    await h.clock.advanceAsync(470_000, 60_000);
+    expect(await h.traces(warm.id)).toEqual([]);
+    await h.clock.advanceAsync(20_000, 10_000);
+    await eventually(async () => (await h.traces(warm.id)).length === 1, 5000, 'held above 25 for 10 minutes');
+
+    const press = await h.saved({
+      name: 'Second press',
+      triggers: [{ type: 'button', deviceIds: [h.ids.door] }],
+      steps: [
+        { type: 'wait_for_trigger', triggers: [{ type: 'button', deviceIds: [h.ids.door] }], timeoutMs: 2_000 },
+        { type: 'variables', variables: { second: '{{ wait.completed }}' } },
+      ],
+    });
+    h.driver.send({ type: 'BUTTON_PRESSED', deviceId: 'door', press: 'single' });
+    await eventually(async () => (await h.traces(press.id))[0]?.status === 'running', 5000, 'the run waits');
+    await h.clock.advanceAsync(3_000, 1_000);
+    const [trace] = await eventually(async () => {
+      const list = await h.traces(press.id);
+      return list[0]?.status === 'succeeded' ? list : undefined;
+    });
+    expect(trace?.variables).toEqual({ second: false });
+  });
+
   it('a trace shows the condition that failed, counts repeats, and keeps the notable ones apart', async () => {
     const h = await home();
     const automation = await h.saved({

@@ -217,6 +217,19 @@ export class DeviceTriggers {
     };
   }
 
+  /**
+   * Crosses out the counts written down for `owner` whose trigger is not in `keep` (all of them
+   * when `keep` is empty): a removed or disabled automation, a trigger changed or removed. A count
+   * from before must not fire when the automation is enabled again days later.
+   */
+  forgetCounts(owner: string, keep: ReadonlySet<string> = new Set()): void {
+    for (const [id, record] of this.stored) {
+      if (record.owner !== owner || keep.has(id.slice(owner.length + 1, id.lastIndexOf('#')))) continue;
+      this.stored.delete(id);
+      this.deps.pending.remove(id).catch((err: unknown) => this.deps.log.error({ err, id }, 'a count of before was not crossed out'));
+    }
+  }
+
   /** Whether MQTT triggers can hear anything. */
   get mqttAvailable(): boolean {
     return this.deps.mqtt !== undefined;
@@ -290,12 +303,18 @@ export class DeviceTriggers {
       const value = field === ONLINE_FIELD ? online : Object.hasOwn(reading, field) ? (reading as Record<string, unknown>)[field] : state[field];
       const { previous, changed } = this.deps.tracker.observe(deviceId, field, value, at);
       if (!changed) continue;
-      for (const reg of regs) if (!reg.watchOnly) this.fieldChanged(reg, reg.trigger as DeviceTrigger, deviceId, field, previous, value, at);
+      // A snapshot: a run's wait_for_trigger may register here while this very change is handled.
+      for (const reg of [...regs]) if (!reg.watchOnly) this.fieldChanged(reg, reg.trigger as DeviceTrigger, deviceId, field, previous, value, at);
     }
   }
 
   private fieldChanged(reg: Registration, trigger: DeviceTrigger, deviceId: string, field: string, previous: unknown, value: unknown, at: number): void {
-    // Any change ends a count: the value it waited on did not hold.
+    // A change that still meets what a count waits for (a numeric value still in its range, a value
+    // still among `to`) keeps it going; any other change ends it: the value it waited on did not hold.
+    if (reg.counting.has(deviceId)) {
+      const stillMet = trigger.type === 'numeric' ? inRange(value, trigger) : trigger.type === 'availability' ? value === (trigger.to === 'online') : trigger.to !== undefined && matches(value, trigger.to);
+      if (stillMet) return;
+    }
     this.cancelCount(reg, deviceId);
     let fires: boolean;
     if (trigger.type === 'numeric') fires = previous !== undefined && !inRange(previous, trigger) && inRange(value, trigger);
@@ -334,6 +353,8 @@ export class DeviceTriggers {
   }
 
   private arm(reg: Registration, deviceId: string, since: number, dueAt: number, data: TriggerData): void {
+    // One count per device and registration: a count armed again replaces the one before.
+    this.deps.timers.clearTimeout(reg.counting.get(deviceId)?.handle);
     const handle = this.deps.timers.setTimeout(() => {
       reg.counting.delete(deviceId);
       this.forget(reg, deviceId);
@@ -374,7 +395,7 @@ export class DeviceTriggers {
   }
 
   private buttonPressed(deviceId: string, press: 'single' | 'double' | 'long', at: number): void {
-    for (const reg of this.buttons.get(deviceId) ?? []) {
+    for (const reg of [...(this.buttons.get(deviceId) ?? [])]) {
       const t = reg.trigger as Extract<Trigger, { type: 'button' }>;
       if (t.press && t.press !== press) continue;
       this.fire(reg, { id: reg.key, index: reg.index, type: 'button', deviceId, press, at, description: `${this.nameOf(deviceId)} pressed (${press})` });
@@ -382,7 +403,7 @@ export class DeviceTriggers {
   }
 
   private hubEvent(match: (t: Extract<Trigger, { type: 'hub' }>, owner: string) => boolean, data: Omit<TriggerData, 'id' | 'type' | 'index'>): void {
-    for (const reg of this.hubEvents) {
+    for (const reg of [...this.hubEvents]) {
       if (match(reg.trigger as Extract<Trigger, { type: 'hub' }>, reg.owner)) this.fire(reg, { ...data, id: reg.key, index: reg.index, type: 'hub' });
     }
   }

@@ -259,8 +259,13 @@ export class AutomationEngine {
    */
   private async arm(program: Program, how: 'start' | 'saved' | 'reschedule'): Promise<void> {
     this.disarm(program.id, false);
-    if (!isAutomation(program) || !firesByItself(program)) return;
+    if (!isAutomation(program) || !firesByItself(program)) {
+      this.deps.triggers.forgetCounts(program.id);
+      return;
+    }
     const triggers = program.triggers ?? [];
+    // Counts of triggers the automation no longer has are crossed out; the others resume.
+    this.deps.triggers.forgetCounts(program.id, new Set(triggers.map((t, i) => triggerKey(t, i))));
     const onFire = (data: TriggerData) => void this.fired(program.id, data);
     const listeners: TriggerListener[] = [];
     const scheduleKeys: string[] = [];
@@ -292,6 +297,7 @@ export class AutomationEngine {
       this.armed.delete(programId);
     }
     if (forget) {
+      this.deps.triggers.forgetCounts(programId);
       this.mqttListeners.get(programId)?.close();
       this.mqttListeners.delete(programId);
       for (const [hookId, hook] of this.webhooks) if (hook.programId === programId) this.webhooks.delete(hookId);

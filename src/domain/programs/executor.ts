@@ -229,7 +229,8 @@ export class ProgramExecutor {
     if (resume) {
       const rest = prefix ? resume.path.slice(prefix.length + 1) : resume.path;
       first = Number(rest.split('.')[0]);
-      if (!Number.isInteger(first) || first < 0 || first >= steps.length) first = 0;
+      // A checkpoint that does not fit the steps resumes nothing rather than running them again.
+      if (!Number.isInteger(first) || first < 0 || first >= steps.length) return;
     }
     for (let i = first; i < steps.length; i++) {
       await this.runStep(steps[i] as Step, prefix ? `${prefix}.${i}` : String(i), walk, i === first ? resume : undefined);

@@ -166,6 +166,8 @@ export class ProgramService {
       this.deps.events.emit('program.run_finished', { run: interrupted, at: interrupted.finishedAt as number });
       const program = this.programs.find(run.programId);
       if (!program?.resume || !checkpoint || !resumable(checkpoint) || this.runningCount(program.id) > 0) continue;
+      // Changed since the run started: its checkpoint may name another step now.
+      if (program.updatedAt > run.startedAt) continue;
       const steps = run.path === 'off' ? program.offSteps : program.steps;
       if (!steps) continue;
       this.begin(program, steps, run.path, run.trigger, {
@@ -432,6 +434,10 @@ export class ProgramService {
     return { programId: id, results };
   }
 
+  private goneOrStopping(programId: string): boolean {
+    return this.stopping || !this.programs.find(programId);
+  }
+
   private runningCount(programId: string): number {
     return this.active.get(programId)?.length ?? 0;
   }
@@ -459,6 +465,7 @@ export class ProgramService {
       case 'restart':
         for (const a of running) a.abort.abort();
         await Promise.allSettled(running.map((a) => a.done));
+        if (this.goneOrStopping(program.id)) return { refusal: programErrors.CANCELLED() };
         return this.admit(program, triggered, start);
       case 'queued': {
         const waiting = this.queued.get(program.id) ?? 0;
@@ -466,6 +473,8 @@ export class ProgramService {
         this.queued.set(program.id, waiting + 1);
         try {
           for (;;) {
+            // Removed, or the hub stopping, while it waited: it does not start.
+            if (this.goneOrStopping(program.id)) return { refusal: programErrors.CANCELLED() };
             const current = this.active.get(program.id);
             if (!current || current.length === 0) return { active: start() };
             await Promise.allSettled(current.map((a) => a.done));
@@ -496,6 +505,13 @@ export class ProgramService {
     const scope: Record<string, unknown> = { ...(trace.variables ?? {}) };
     if (trace.triggered) scope['trigger'] = trace.triggered;
     const isAutomationRun = (program.triggers?.length ?? 0) > 0;
+    let hadCheckpoint = false;
+    // This run's own records go to storage one after the other, in the order they were made.
+    let writing: Promise<void> = Promise.resolve();
+    const write = (record: ProgramRun): Promise<void> => {
+      writing = writing.then(() => runs.save(record)).catch((err: unknown) => log.error({ err, runId: record.id }, 'run record not saved'));
+      return writing;
+    };
     events.emit('program.run_started', { run: { ...run }, at: run.startedAt });
     const done = this.executor
       .run(steps, {
@@ -508,8 +524,13 @@ export class ProgramService {
             run.checkpoint = checkpoint;
             run.variables = withoutTrigger(scope);
             // Written down at once, so a kill while it waits leaves a record to resume from.
-            runs.save({ ...run, steps: [...run.steps] }).catch((err: unknown) => log.error({ err, runId: run.id }, 'run checkpoint not saved'));
-          } else delete run.checkpoint;
+            void write({ ...run, steps: [...run.steps] });
+          } else if (run.checkpoint) {
+            // Past the wait: written at once too, so a crash after it does not resume the wait and run what followed it again.
+            delete run.checkpoint;
+            hadCheckpoint = true;
+            void write({ ...run, steps: [...run.steps] });
+          }
         },
       })
       .then((outcome) => {
@@ -529,9 +550,13 @@ export class ProgramService {
         // Stopped by the hub's own stop while it waited: its record stays as the checkpoint wrote it.
         const keepForResume = this.stopping && run.status === 'cancelled' && run.checkpoint !== undefined && !this.deps.clustered;
         if (!keepForResume) {
+          if (run.checkpoint) hadCheckpoint = true;
           delete run.checkpoint;
-          // A copy: the record written is the run as it ended.
-          this.trace({ ...run, steps: [...run.steps] });
+          // A copy: the record written is the run as it ended. One that waited at a checkpoint is
+          // written at once: its stored record says running, which a restart would take up.
+          const ended = { ...run, steps: [...run.steps] };
+          if (hadCheckpoint) await write(ended);
+          else this.trace(ended);
         }
         const list = this.active.get(program.id);
         if (list) {
