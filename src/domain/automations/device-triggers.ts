@@ -150,12 +150,7 @@ export class DeviceTriggers {
         case 'availability':
           for (const deviceId of trigger.deviceIds) {
             const field = fieldOf(trigger);
-            this.deps.tracker.watch(deviceId, field);
-            let fields = this.byField.get(deviceId);
-            if (!fields) this.byField.set(deviceId, (fields = new Map()));
-            let set = fields.get(field);
-            if (!set) fields.set(field, (set = new Set()));
-            set.add(reg);
+            this.index(deviceId, field, reg);
             if (options.durable) this.resumeCount(reg, trigger, deviceId);
           }
           break;
@@ -195,26 +190,11 @@ export class DeviceTriggers {
   observe(owner: string, fields: ReadonlyArray<{ deviceId: string; field: string }>): TriggerListener {
     const watcher: Trigger = { type: 'state', deviceIds: ['-'], field: '-' };
     const regs = fields.map(({ deviceId, field }) => {
-      this.deps.tracker.watch(deviceId, field);
       const reg: Registration = { owner, key: `watch:${field}`, index: -1, trigger: watcher, durable: false, onFire: () => undefined, counting: new Map(), closed: false, watchOnly: true };
-      let byDevice = this.byField.get(deviceId);
-      if (!byDevice) this.byField.set(deviceId, (byDevice = new Map()));
-      let set = byDevice.get(field);
-      if (!set) byDevice.set(field, (set = new Set()));
-      set.add(reg);
+      this.index(deviceId, field, reg);
       return { reg, deviceId, field };
     });
-    return {
-      close: () => {
-        for (const { reg, deviceId, field } of regs) {
-          const byDevice = this.byField.get(deviceId);
-          const set = byDevice?.get(field);
-          set?.delete(reg);
-          if (set?.size === 0) byDevice?.delete(field);
-          if (byDevice?.size === 0) this.byField.delete(deviceId);
-        }
-      },
-    };
+    return { close: () => regs.forEach(({ reg, deviceId, field }) => this.unindex(deviceId, field, reg)) };
   }
 
   /**
@@ -259,6 +239,24 @@ export class DeviceTriggers {
 
   // ---------------------------------------------------------------------------------------------
 
+  /** Into the index by device and field (and the tracker follows the field). */
+  private index(deviceId: string, field: string, reg: Registration): void {
+    this.deps.tracker.watch(deviceId, field);
+    let fields = this.byField.get(deviceId);
+    if (!fields) this.byField.set(deviceId, (fields = new Map()));
+    let set = fields.get(field);
+    if (!set) fields.set(field, (set = new Set()));
+    set.add(reg);
+  }
+
+  private unindex(deviceId: string, field: string, reg: Registration): void {
+    const fields = this.byField.get(deviceId);
+    const set = fields?.get(field);
+    set?.delete(reg);
+    if (set?.size === 0) fields?.delete(field);
+    if (fields?.size === 0) this.byField.delete(deviceId);
+  }
+
   private find(owner: string, deviceId: string, field: string, index: number): Registration | undefined {
     for (const reg of this.byField.get(deviceId)?.get(field) ?? []) if (reg.owner === owner && reg.index === index) return reg;
     return undefined;
@@ -270,13 +268,7 @@ export class DeviceTriggers {
     reg.counting.clear();
     const t = reg.trigger;
     if (t.type === 'state' || t.type === 'numeric' || t.type === 'availability') {
-      for (const deviceId of t.deviceIds) {
-        const fields = this.byField.get(deviceId);
-        const set = fields?.get(fieldOf(t));
-        set?.delete(reg);
-        if (set?.size === 0) fields?.delete(fieldOf(t));
-        if (fields?.size === 0) this.byField.delete(deviceId);
-      }
+      for (const deviceId of t.deviceIds) this.unindex(deviceId, fieldOf(t), reg);
     } else if (t.type === 'button') {
       for (const deviceId of t.deviceIds) {
         const set = this.buttons.get(deviceId);

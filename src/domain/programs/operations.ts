@@ -208,6 +208,25 @@ export function automationOperations(programs: ProgramService, engine: Automatio
       enabled: view.enabled, pause: p.pause ?? null, nextFireAt: view.nextFireAt, running: view.running,
     };
   };
+  /** Enable and disable: one shape, the flag they set. */
+  const switchOperations = () => {
+    const op = <N extends string>(name: N, enabled: boolean, summaryText: string) =>
+      defineOperation({
+        name,
+        summary: summaryText,
+        access: OS_ADMIN,
+        input: Type.Object({ id: Id }),
+        output: Automation,
+        async handler({ id }) {
+          requireAutomation(id);
+          return summary(await programs.setEnabled(id, enabled)) as never;
+        },
+      });
+    return {
+      enable: op('automations.enable', true, 'Let the automation\'s triggers fire again; also lifts a pause set by runaway protection.'),
+      disable: op('automations.disable', false, 'Stop the automation\'s triggers from firing (it still runs by hand).'),
+    };
+  };
   return {
     list: defineOperation({
       name: 'automations.list',
@@ -232,28 +251,7 @@ export function automationOperations(programs: ProgramService, engine: Automatio
         return programs.run(id, { trigger: onlyTimer ? 'timer' : 'manual', wait: wait ?? false });
       },
     }),
-    enable: defineOperation({
-      name: 'automations.enable',
-      summary: 'Let the automation\'s triggers fire again; also lifts a pause set by runaway protection.',
-      access: OS_ADMIN,
-      input: Type.Object({ id: Id }),
-      output: Automation,
-      async handler({ id }) {
-        requireAutomation(id);
-        return summary(await programs.setEnabled(id, true)) as never;
-      },
-    }),
-    disable: defineOperation({
-      name: 'automations.disable',
-      summary: 'Stop the automation\'s triggers from firing (it still runs by hand).',
-      access: OS_ADMIN,
-      input: Type.Object({ id: Id }),
-      output: Automation,
-      async handler({ id }) {
-        requireAutomation(id);
-        return summary(await programs.setEnabled(id, false)) as never;
-      },
-    }),
+    ...switchOperations(),
     test: defineOperation({
       name: 'automations.test',
       journal: 'activity',

@@ -6,7 +6,7 @@ import { programAsYaml } from '../../../domain/programs/yaml-export.js';
 import { errors } from '../../../platform/errors.js';
 import { text } from '../web/forms.js';
 import { csrfField, html, type Html } from '../web/html.js';
-import { bindAreaForm, bindPage, optionalPart, type PageContext } from '../web/pages.js';
+import { bindAreaForm, bindPage, nextWithin, optionalPart, type PageContext } from '../web/pages.js';
 import { HOME_AREA } from './area.js';
 
 /**
@@ -849,26 +849,25 @@ ${stepsEntry(run, program, w)}
     done: (r) => `Automation “${(r as Program).name}” created.`,
   });
 
+  // Back to the page the switch was on: the area's one rule for a `next`, kept to the automations.
   const backTo = (f: Record<string, unknown>) => {
-    const next = text(f, 'next');
-    return next && next.startsWith(BASE) && /^\/[A-Za-z0-9/_.:-]*$/.test(next) ? next : BASE;
+    const next = nextWithin(HOME_AREA, text(f, 'next'));
+    return next.startsWith(BASE) ? next : BASE;
   };
-  bindAreaForm(app, hub, HOME_AREA, {
-    url: '/automations/:id/enable',
-    summary: 'Web UI form: enable an automation (its triggers fire again; lifts a runaway pause).',
-    operation: automations.enable,
-    input: (_f, p) => ({ json: { id: p.id } }),
-    back: (_p, f) => backTo(f),
-    done: (r) => `${(r as AutomationSummary).name} is enabled.`,
-  });
-  bindAreaForm(app, hub, HOME_AREA, {
-    url: '/automations/:id/disable',
-    summary: 'Web UI form: disable an automation (its triggers no longer fire; it still runs by hand).',
-    operation: automations.disable,
-    input: (_f, p) => ({ json: { id: p.id } }),
-    back: (_p, f) => backTo(f),
-    done: (r) => `${(r as AutomationSummary).name} is disabled.`,
-  });
+  const switches = [
+    { to: 'enable', operation: automations.enable, summary: 'Web UI form: enable an automation (its triggers fire again; lifts a runaway pause).' },
+    { to: 'disable', operation: automations.disable, summary: 'Web UI form: disable an automation (its triggers no longer fire; it still runs by hand).' },
+  ] as const;
+  for (const { to, operation, summary } of switches) {
+    bindAreaForm(app, hub, HOME_AREA, {
+      url: `/automations/:id/${to}`,
+      summary,
+      operation,
+      input: (_f, p) => ({ json: { id: p.id } }),
+      back: (_p, f) => backTo(f),
+      done: (r) => `${(r as AutomationSummary).name} is ${to}d.`,
+    });
+  }
   bindAreaForm(app, hub, HOME_AREA, {
     url: '/automations/:id/test',
     summary: 'Web UI form: run an automation now as if its first trigger fired (automations.test); shows the trace.',
