@@ -34,6 +34,16 @@ const DEVICES = [
   { id: 'bridge', name: 'Hall bridge', category: 'bridge', capabilities: ['scenes'] },
 ];
 
+/** A light whose driver went away, added before the accessibility pass: the pages show an offline device among the choices too. */
+let offlineLight: Promise<void> | undefined;
+async function addOfflineLight(): Promise<void> {
+  const gone = await TestDriver.register(`${server.url.replace('http', 'ws')}/driver`, 'acme.garage');
+  gone.send({ type: 'DEVICE_DISCOVERED', device: { id: 'garage-light', name: 'Garage light', category: 'light', commands: ['turn_on', 'turn_off'], state: { on: false } } });
+  await eventually(async () => ((await json(await server.request('GET', '/app/os/devices', { token }))).devices as Array<{ driverDeviceId: string; online: boolean }>).some((d) => d.driverDeviceId === 'garage-light' && d.online));
+  gone.close();
+  await eventually(async () => ((await json(await server.request('GET', '/app/os/devices', { token }))).devices as Array<{ driverDeviceId: string; online: boolean }>).some((d) => d.driverDeviceId === 'garage-light' && !d.online));
+}
+
 beforeAll(async () => {
   server = await startServer();
   token = await server.login();
@@ -270,6 +280,7 @@ describe('automations in a browser', () => {
     for (const scheme of ['light', 'dark'] as const) {
       it(`has no serious or critical violation and no sideways scrolling on a ${label} in the ${scheme} scheme`, { timeout: 90_000 }, async (ctx) => {
         if (!browser) return ctx.skip();
+        await (offlineLight ??= addOfflineLight());
         const p = await newPage(browser, viewport);
         await p.emulateMedia({ colorScheme: scheme });
         await signInWithForm(p, server.url, ADMIN);

@@ -21,6 +21,7 @@ interface DeviceInfo {
   name: string;
   deviceClass: string;
   attributes: { sensorClass?: string; unit?: string };
+  online?: boolean;
   removed?: boolean;
 }
 
@@ -627,9 +628,12 @@ function templateProgram(template: TemplateId, fields: Record<string, unknown>, 
   }
 }
 
+/** Said beside a device to choose whose driver is away: it can be chosen, and is told apart. */
+const offline = (d: DeviceInfo) => (d.online === false ? ' (offline)' : '');
+
 function options(devices: readonly DeviceInfo[], selected: string | undefined, placeholder: string): Html {
   return html`<option value=""${selected ? '' : html` selected`}>${placeholder}</option>${devices.map(
-    (d) => html`<option value="${d.id}"${d.id === selected ? html` selected` : ''}>${d.name}${d.attributes.sensorClass ? ` (${d.attributes.sensorClass})` : ''}</option>`,
+    (d) => html`<option value="${d.id}"${d.id === selected ? html` selected` : ''}>${d.name}${d.attributes.sensorClass ? ` (${d.attributes.sensorClass})` : ''}${offline(d)}</option>`,
   )}`;
 }
 
@@ -719,7 +723,7 @@ ${minutesField('minutes', 'Minutes open', 'A warning when it has stayed open thi
           fields = html`${located ? '' : html`<p class="notice" role="note" data-missing="location">The home has no location yet, so the hub cannot tell when the sun sets: <a href="/os/settings">set the home's location</a> first (the automation can be saved now and fires once it is set).</p>`}
 ${lights.length === 0
   ? html`<p class="notice" data-missing="lights">No light yet: <a href="/os/add">add devices</a> first.</p>`
-  : html`<fieldset><legend>Lights to turn on</legend>${lights.map((l) => html`<label class="inline"><input type="checkbox" name="lights" value="${l.id}"${chosen.has(l.id) ? html` checked` : ''}> ${l.name}</label>`)}</fieldset>`}
+  : html`<fieldset><legend>Lights to turn on</legend>${lights.map((l) => html`<label class="inline"><input type="checkbox" name="lights" value="${l.id}"${chosen.has(l.id) ? html` checked` : ''}> ${l.name}${offline(l)}</label>`)}</fieldset>`}
 ${minutesField('offset', 'Minutes from sunset', 'Negative for before sunset, positive for after (−360 to 360; 0 is at sunset).', value('offset') ?? '0', -360, 360)}`;
           break;
         }
