@@ -11,8 +11,11 @@ import { MiB, measureWindow, otherNote, undisturbed, type Participant, type Wind
 
 const SERVICE = 'service';
 const STACK = 'stack reference';
+const BARE = 'bare reference';
+/** The command case's sides, in the order of its first round, its table and its rounds lines. */
+const COMMAND_SIDES = [STACK, BARE, SERVICE];
 
-/** Targets on this 2-core machine: issue 3's (state updates, 10,000 devices) and issue 9's (command, as ratios). */
+/** Targets on this 2-core machine: issue 3's (state updates, 10,000 devices), issue 9's (command, as ratios) and issue 37's (command, against the bare reference). */
 export const DEVICES_TARGETS = {
   /** Command round trip REST → driver → HTTP answer, at 64 connections, against the stack reference in the same run. */
   commandConnections: 64,
@@ -22,6 +25,10 @@ export const DEVICES_TARGETS = {
   commandP99: { figure: 'p99 ms at 64 connections', subject: SERVICE, reference: STACK, bound: 'atMost', limit: 1.25 },
   /** ... and alone: p50 under 0.4 ms at 1 connection (issue 26). */
   commandSingleP50: { figure: 'p50 ms at 1 connection', subject: SERVICE, bound: 'below', limit: 0.4, unit: 'ms' },
+  /** Issue 37: against the bare node:http + ws reference (bench/reference-bare-command-server.ts) in the same run. */
+  bareThroughput: { figure: 'req/s at 64 connections', subject: SERVICE, reference: BARE, bound: 'atLeast', limit: 0.75 },
+  bareP99: { figure: 'p99 ms at 64 connections', subject: SERVICE, reference: BARE, bound: 'atMost', limit: 1.25 },
+  bareSingleP50: { figure: 'p50 ms at 1 connection', subject: SERVICE, reference: BARE, bound: 'atMost', limit: 1.2 },
   /** STATE_UPDATEs absorbed from one driver: at least 20,000 per second. */
   minStateUpdatesPerSecond: 20_000,
   /** With 10,000 devices: GET /state/snapshot under 50 ms (p99 of sequential requests)... */
@@ -32,7 +39,7 @@ export const DEVICES_TARGETS = {
 } as const;
 
 const CASES = [
-  { name: 'command', what: 'POST /app/os/devices/:id/command {"command":"toggle"} going round 100 devices → ACTION to the bench driver → ACTION_RESULT → 200, admin token, autocannon at 1 and 64 connections, against the stack reference' },
+  { name: 'command', what: 'POST /app/os/devices/:id/command {"command":"toggle"} going round 100 devices → ACTION to the bench driver → ACTION_RESULT → 200, admin token, autocannon at 1 and 64 connections, against the Fastify stack reference and the bare node:http + ws reference' },
   { name: 'state-updates', what: 'STATE_UPDATEs from one WebSocket driver as fast as its socket takes them; counted as applied through GET /state/snapshot' },
   { name: 'scale', what: 'discovery of 10,000 devices, then GET /devices and GET /state/snapshot latency and service RSS' },
 ];
@@ -105,9 +112,10 @@ const commandFailures = (r: CommandRun) => {
 };
 
 /**
- * The service and bench/reference-command-server.ts (Fastify with the service's logging, a
- * validated body, one `ws` driver round trip, nothing else), each with its own bench driver,
- * loaded in turn at 1 and 64 connections.
+ * The service, bench/reference-command-server.ts (Fastify with the service's logging, a
+ * validated body, one `ws` driver round trip, nothing else) and bench/reference-bare-command-server.ts
+ * (the same round trip on node:http + ws alone, with a bearer check), each with its own bench
+ * driver, loaded in turn at 1 and 64 connections.
  */
 async function commandCase(ctx: BenchmarkContext) {
   const { settings } = ctx;
@@ -116,6 +124,8 @@ async function commandCase(ctx: BenchmarkContext) {
     const loadgen = await startAgent('loadgen', 'loadgen');
     let reference: BaselineHandle | undefined;
     let referenceDriver: AgentHandle | undefined;
+    let bare: BaselineHandle | undefined;
+    let bareDriver: AgentHandle | undefined;
     try {
       // A household's hub: many devices, commands going round them (issue 26), not one device's
       // state flipping in a cache line.
@@ -137,14 +147,21 @@ async function commandCase(ctx: BenchmarkContext) {
       referenceDriver = await startAgent('driver reference', 'driver');
       await referenceDriver.call('connect', { url: `${reference.baseUrl.replace('http:', 'ws:')}/driver`, driverKey: 'bench.reference', instanceId: 'bench-reference' });
       ctx.progress(`  ${STACK} pid ${reference.pid} at ${reference.baseUrl}`);
+      // The bare reference accepts the session's token, so that the same headers load all three sides.
+      bare = await startBaseline({}, { script: 'bench/reference-bare-command-server.ts', nodeArgs: nodeArgsOf(ctx), env: { REFERENCE_TOKEN: session.accessToken } });
+      bareDriver = await startAgent('driver bare reference', 'driver');
+      await bareDriver.call('connect', { url: `${bare.baseUrl.replace('http:', 'ws:')}/driver`, driverKey: 'bench.reference', instanceId: 'bench-bare-reference' });
+      ctx.progress(`  ${BARE} pid ${bare.pid} at ${bare.baseUrl}`);
+      const referencePaths = driverIds.map((id) => `/devices/${id}/command`);
       const sides: Record<string, { pid: number; url: string; paths: string[]; driver: AgentHandle }> = {
         [SERVICE]: { pid: service.pid, url: `${service.baseUrl}${path}`, paths, driver },
-        [STACK]: { pid: reference.pid, url: `${reference.baseUrl}/devices/cmd-0/command`, paths: driverIds.map((id) => `/devices/${id}/command`), driver: referenceDriver },
+        [STACK]: { pid: reference.pid, url: `${reference.baseUrl}/devices/cmd-0/command`, paths: referencePaths, driver: referenceDriver },
+        [BARE]: { pid: bare.pid, url: `${bare.baseUrl}/devices/cmd-0/command`, paths: referencePaths, driver: bareDriver },
       };
 
       const byConnections: Record<number, Round<CommandRun>[]> = {};
       for (const connections of [1, DEVICES_TARGETS.commandConnections]) {
-        byConnections[connections] = await inRotation([STACK, SERVICE], settings.rounds, async (label, round) => {
+        byConnections[connections] = await inRotation(COMMAND_SIDES, settings.rounds, async (label, round) => {
           const side = sides[label]!;
           const participants: Participant[] = [
             { label: 'server', pid: side.pid },
@@ -169,11 +186,14 @@ async function commandCase(ctx: BenchmarkContext) {
         { kind: 'ratio', ...ratioResult(DEVICES_TARGETS.commandThroughput, loaded, (r) => r.load.requestsPerSec, commandFailures) },
         { kind: 'ratio', ...ratioResult(DEVICES_TARGETS.commandP99, loaded, (r) => r.load.latencyMs.p99, commandFailures) },
         { kind: 'absolute', ...absoluteResult(DEVICES_TARGETS.commandSingleP50, single, (r) => r.load.latencyMs.p50, commandFailures) },
+        { kind: 'ratio', ...ratioResult(DEVICES_TARGETS.bareThroughput, loaded, (r) => r.load.requestsPerSec, commandFailures) },
+        { kind: 'ratio', ...ratioResult(DEVICES_TARGETS.bareP99, loaded, (r) => r.load.latencyMs.p99, commandFailures) },
+        { kind: 'ratio', ...ratioResult(DEVICES_TARGETS.bareSingleP50, single, (r) => r.load.latencyMs.p50, commandFailures) },
       ];
 
-      ctx.print(`\n### command round trip: POST ${OS}/devices/:id/command {"command":"toggle"} → ACTION → ACTION_RESULT → 200, against ${STACK} (bench/reference-command-server.ts)`);
+      ctx.print(`\n### command round trip: POST ${OS}/devices/:id/command {"command":"toggle"} → ACTION → ACTION_RESULT → 200, against ${STACK} (bench/reference-command-server.ts) and ${BARE} (bench/reference-bare-command-server.ts)`);
       const rows = [1, DEVICES_TARGETS.commandConnections].flatMap((connections) =>
-        [STACK, SERVICE].map((label) => {
+        COMMAND_SIDES.map((label) => {
           const r = medianRoundOf(byConnections[connections]!, label, (x) => x.load.requestsPerSec)!;
           const cpu = r.window.cpuSeconds.server;
           return [
@@ -198,7 +218,7 @@ async function commandCase(ctx: BenchmarkContext) {
       ctx.print(table(['', 'connections', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'non-2xx/err/timeouts', 'srv CPU µs/req', 'srv cores', 'driver cores', 'loadgen cores', 'other cores', 'srv RSS MiB'], rows));
       for (const [connections, rounds] of Object.entries(byConnections)) {
         if (rounds.length > 1) {
-          ctx.print(`c=${connections}: median round per side by req/s; rounds: ${[STACK, SERVICE].map((l) => `${l} ${rounds.map((r) => `${format.int(r.results[l]!.load.requestsPerSec)} req/s p50 ${ms(r.results[l]!.load.latencyMs.p50)} p99 ${ms(r.results[l]!.load.latencyMs.p99)} ms`).join(', ')}`).join('; ')}`);
+          ctx.print(`c=${connections}: median round per side by req/s; rounds: ${COMMAND_SIDES.map((l) => `${l} ${rounds.map((r) => `${format.int(r.results[l]!.load.requestsPerSec)} req/s p50 ${ms(r.results[l]!.load.latencyMs.p50)} p99 ${ms(r.results[l]!.load.latencyMs.p99)} ms`).join(', ')}`).join('; ')}`);
         }
         for (const r of rounds) for (const x of Object.values(r.results)) if (x.disturbed) ctx.print(`warning: c=${connections} ${x.label}: ${otherNote(x.window, settings.quietMaxBusyCores)}`);
       }
@@ -207,6 +227,8 @@ async function commandCase(ctx: BenchmarkContext) {
       for (const t of targets) ctx.print(targetLine(t));
       return { passed: targets.every((t) => t.verdict === 'PASS'), targets, rounds: byConnections };
     } finally {
+      await bareDriver?.stop();
+      await bare?.stop();
       await referenceDriver?.stop();
       await reference?.stop();
       await loadgen.stop();
