@@ -275,7 +275,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     driverUploadMaxBytes: integer(env, 'DRIVER_UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     driverInstallTimeoutMs: integer(env, 'DRIVER_INSTALL_TIMEOUT_MS', 300_000, 1000, 3_600_000),
-    accessoryHub: oneOf(env, 'ACCESSORY_HUB', ['on', 'off'], 'auto'),
+    accessoryHub: oneOf(env, 'ACCESSORY_HUB', ['on', 'off', 'auto'], 'auto'),
     accessoryHubPort: integer(env, 'ACCESSORY_HUB_PORT', 51826, 1024, 65535),
     accessoryHubPollMs: integer(env, 'ACCESSORY_HUB_POLL_MS', 2000, 100, 600_000),
     accessoryHubRegistry: env.ACCESSORY_HUB_REGISTRY ? url(env, 'ACCESSORY_HUB_REGISTRY') : npmRegistry(env),

@@ -480,6 +480,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
             registry: new HttpPluginRegistry(),
             registryUrl: config.accessoryHubRegistry,
             catalog: documents('accessory_plugin_catalog'),
+            homekit: documents('accessory_hub_homekit'),
+            forced: config.accessoryHub === 'on',
             events,
             installTimeoutMs: config.driverInstallTimeoutMs,
           },
@@ -605,6 +607,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     media: media.media,
     mediaController: music.controller,
     fleet: fleet.fleet,
+    /** The accessory hub's plugin bridge (its stream route follows devices through it), when Homebridge is installed. */
+    accessoryBridge: accessoryHub.bridge,
     operations,
     ops,
     /** Connected clients by surface; the surfaces register their counts. */

@@ -5,6 +5,7 @@ import { subscribeHapEvents } from '../src/adapters/hap/hap-client.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
 import { eventually, TestDriver, type Message } from './support/ws-driver.js';
 import { freePort } from './support/net.js';
+import { SseClient } from './support/sse-client.js';
 
 /**
  * The plugin bridge (docs/accessory-hub.md) in a real Homebridge 1.11.4 on loopback: a WebSocket
@@ -187,6 +188,8 @@ beforeAll(async () => {
     timers: undefined,
   });
   token = await server.login();
+  // Apple Home shows the hub's devices only once an admin turns it on.
+  expect((await server.request('POST', '/v1/os/accessory-hub/homekit', { token, body: { exposed: true } })).status).toBe(200);
   driver = await TestDriver.register(`${server.url.replace('http', 'ws')}/driver`, 'bridge.driver');
   driver.serveActions((a) => {
     actions.push(a);
@@ -342,6 +345,35 @@ describe('plugin bridge: each hub device as the HAP service of its class', () =>
     await reaches('Hall thermostat', CHAR.TargetHeatingCoolingState, 2);
     await reaches('Hall thermostat', CHAR.CurrentHeatingCoolingState, 2);
     await reaches('Hall thermostat', CHAR.TargetTemperature, 18);
+  });
+});
+
+describe('plugin bridge: what it costs under a flood', () => {
+  it('sends each device once per turn (at most every 100 ms while changes keep coming), and nothing for a change HomeKit does not render', async () => {
+    const stream = await SseClient.open(`${server.url}/v1/os/accessory-hub/plugin/state/stream`, { authorization: `Bearer ${pluginToken()}` });
+    try {
+      await stream.next((e) => e.event === 'ready');
+      const { devices } = (await (await server.request('GET', '/v1/os/devices', { token })).json()) as { devices: Array<{ id: string; driverDeviceId: string }> };
+      const deskId = devices.find((d) => d.driverDeviceId === 'desk')!.id;
+      const deskStates = () => stream.events.filter((e) => e.event === 'state' && (e.data as { deviceId: string }).deviceId === deskId);
+      for (let i = 0; i < 300; i++) driver.send({ type: 'STATE_UPDATE', deviceId: 'desk', state: { brightness: 1 + (i % 90) } });
+      driver.send({ type: 'STATE_UPDATE', deviceId: 'desk', state: { brightness: 55 } });
+      await stream.next((e) => e.event === 'state' && (e.data as { reading: { brightness?: number } }).reading.brightness === 55, 10_000);
+      const sent = deskStates().length;
+      expect(sent).toBeGreaterThan(0);
+      expect(sent).toBeLessThan(30);
+      // A key the light's reading does not have changes nothing HomeKit shows: no message for it.
+      const before = deskStates().length;
+      driver.send({ type: 'STATE_UPDATE', deviceId: 'desk', state: { firmware_note: 'updated' } });
+      driver.send({ type: 'STATE_UPDATE', deviceId: 'blinds', state: { position: 81 } });
+      await stream.next((e) => e.event === 'state' && (e.data as { reading: { position?: number } }).reading.position === 81, 10_000);
+      expect(deskStates().length).toBe(before);
+      // And Homebridge has the last value.
+      const desk = await hapDevice('Desk light');
+      await eventually(async () => (await hapValue(desk!.aid, characteristic(desk!.service, CHAR.Brightness).iid)) === 55, 5000, 'Desk light brightness 55');
+    } finally {
+      stream.close();
+    }
   });
 });
 

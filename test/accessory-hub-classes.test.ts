@@ -128,6 +128,8 @@ describe('Homebridge services as device classes', () => {
     );
     server = await startServer({ dataDir, env: { ACCESSORY_HUB: 'on', ACCESSORY_HUB_BIND: '127.0.0.1', ACCESSORY_HUB_REGISTRY: 'http://127.0.0.1:9/', ACCESSORY_HUB_POLL_MS: '60000' }, timers: undefined });
     token = await server.login();
+    // Apple Home shows the hub's devices only once an admin turns it on.
+    expect((await server.request('POST', '/v1/os/accessory-hub/homekit', { token, body: { exposed: true } })).status).toBe(200);
     // Every accessory served over HAP.
     accessories = await eventually(async () => {
       const res = await hap('/accessories').catch(() => undefined);

@@ -45,6 +45,8 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(hubDir, 'config.json'), JSON.stringify({ bridge: { name: 'HCS Writes Bridge', username: '0E:AA:BB:CC:DD:03', port, pin: '031-45-154', advertiser: 'ciao' }, accessories: [], platforms: [] }));
   server = await startServer({ dataDir, env: { ACCESSORY_HUB: 'on', ACCESSORY_HUB_BIND: '127.0.0.1', ACCESSORY_HUB_REGISTRY: 'http://127.0.0.1:9/', ACCESSORY_HUB_POLL_MS: '60000' }, timers: undefined });
   token = await server.login();
+  // Apple Home shows the hub's devices only once an admin turns it on.
+  expect((await server.request('POST', '/v1/os/accessory-hub/homekit', { token, body: { exposed: true } })).status).toBe(200);
   await running();
 }, 60_000);
 

@@ -152,7 +152,12 @@ describe('accessory hub: a managed Homebridge', () => {
     expect((await post('/import-accessories/hb-999/import')).status).toBe(404);
   });
 
-  it("exposes a hub device through the plugin bridge: a HAP write reaches the device's driver", async () => {
+  it("exposes a hub device through the plugin bridge once Apple Home is on: a HAP write reaches the device's driver", async () => {
+    const bootstrap = async () => ((await (await server.request('GET', '/v1/os/accessory-hub/plugin/bootstrap', { token: pluginToken() })).json()) as { devices: Array<{ name: string }> }).devices.map((d) => d.name);
+    // Off (as on a fresh hub), the bridge shows nothing of the hub.
+    expect(await bootstrap()).toEqual([]);
+    expect((await post('/homekit', { exposed: true })).status).toBe(200);
+    expect(await bootstrap()).toContain('Porch lamp');
     const porch = await eventually(async () => {
       const res = await fetch(`http://127.0.0.1:${port}/accessories`, { headers: { authorization: '031-45-154' } }).catch(() => undefined);
       if (!res?.ok) return undefined;

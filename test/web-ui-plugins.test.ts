@@ -6,7 +6,7 @@ import { launchBrowser, newPage, screenshot, seriousViolations, signInWithForm }
 import { freePort } from './support/net.js';
 import { startNpmRegistry, type NpmRegistry } from './support/npm-registry.js';
 import { ADMIN, startServer, tempDataDir, type TestServer } from './support/server.js';
-import { eventually } from './support/ws-driver.js';
+import { eventually, TestDriver } from './support/ws-driver.js';
 
 /**
  * Homebridge plugins from the household pages, in Chromium, against the real managed Homebridge
@@ -124,5 +124,42 @@ describe('Homebridge plugins in the browser', () => {
     expect(await page.locator('tr[data-plugin="homebridge-hcs-test"]').textContent()).toContain('Disabled');
     await page.getByRole('button', { name: 'Enable homebridge-hcs-test' }).click();
     await expect.poll(flash).toBe('homebridge-hcs-test is enabled; Homebridge restarted.');
+  });
+
+  it("shows the hub's devices in Apple Home from the same page: the switch, the setup code, the devices chosen", { timeout: 90_000 }, async () => {
+    const driver = await TestDriver.register(`${server.url.replace('http', 'ws')}/driver`, 'ui.lights');
+    try {
+      driver.serveActions((a) => ({ done: a.command }));
+      for (const id of ['reading', 'ceiling']) driver.send({ type: 'DEVICE_DISCOVERED', device: { id, name: `${id} lamp`, category: 'light', commands: ['turn_on', 'turn_off'], state: { on: false } } });
+      await eventually(async () => ((await (await server.request('GET', '/v1/os/accessory-hub/homekit', { token })).json()) as { candidates: unknown[] }).candidates.length === 2, 10_000, 'two candidates');
+      await page.goto(`${server.url}/os/plugins`);
+      const section = page.getByRole('region', { name: 'Apple Home' });
+      expect(await section.textContent()).toContain("The hub's devices are not in Apple Home.");
+      await section.getByRole('button', { name: "Show this hub's devices in Apple Home" }).click();
+      await expect.poll(flash).toBe("The hub's devices are being added to Apple Home.");
+      expect(await page.locator('[data-homekit="on"]').textContent()).toContain('2 devices shown in Apple Home.');
+      expect(await page.locator('[data-homekit-pin]').textContent()).toBe('031-45-154');
+      // Only the reading lamp.
+      await section.getByLabel('Only those ticked').check();
+      await section.getByLabel('ceiling lamp').uncheck();
+      await section.getByRole('button', { name: 'Save the choice' }).click();
+      await expect.poll(flash).toBe('1 devices shown in Apple Home.');
+      const view = (await (await server.request('GET', '/v1/os/accessory-hub/homekit', { token })).json()) as { devices: string[]; candidates: Array<{ name: string; shown: boolean }> };
+      expect(view.devices).toHaveLength(1);
+      expect(view.candidates.filter((c) => c.shown).map((c) => c.name)).toEqual(['reading lamp']);
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, 'os-plugins-apple-home');
+      const phone = await newPage(browser, { width: 390, height: 844 });
+      try {
+        await signInWithForm(phone, server.url, ADMIN);
+        await phone.goto(`${server.url}/os/plugins`);
+        expect(await seriousViolations(phone)).toEqual([]);
+        await screenshot(phone, 'os-plugins-apple-home-phone');
+      } finally {
+        await phone.context().close();
+      }
+    } finally {
+      driver.close();
+    }
   });
 });

@@ -25,6 +25,8 @@ const RETRY_MS = 2000;
 const PULL_MS = 2000;
 /** Writes of one HomeKit request that make one command (hue and saturation) are gathered this long. */
 const MERGE_MS = 30;
+/** What `refresh` last pushed for a device that is offline ("No Response"). */
+const OFFLINE = Symbol('offline');
 
 module.exports = (api) => {
   api.registerPlatform(PLUGIN, PLATFORM, HomeControlPlatform);
@@ -185,6 +187,9 @@ class HomeControlPlatform {
       if (ch.set) characteristic.onSet((value) => this.write(device.id, ch.type, value));
     }
     this.bound.add(accessory.UUID);
+    // Characteristics were set up anew: every value is pushed again.
+    const entry = this.devices.get(device.id);
+    if (entry) entry.pushed = undefined;
   }
 
   charOf(deviceId, type) {
@@ -248,16 +253,35 @@ class HomeControlPlatform {
     return batch.done;
   }
 
-  /** Pushes the device's values to HomeKit (events to subscribed controllers). */
+  /**
+   * Pushes the device's values to HomeKit (events to subscribed controllers): only those that
+   * changed since the last push, since each update costs HAP-NodeJS an event to every controller.
+   */
   refresh(deviceId) {
     const entry = this.devices.get(deviceId);
     const accessory = this.cached.get(this.uuidOf(deviceId));
     const service = entry && accessory && accessory.getService(entry.spec.service);
     if (!service) return;
+    const pushed = entry.pushed || (entry.pushed = new Map());
     for (const ch of entry.spec.chars) {
       if (!ch.get) continue;
-      service.getCharacteristic(ch.type).updateValue(entry.device.online ? ch.get(entry.device.reading, entry.local) : this.unavailable());
+      const value = entry.device.online ? ch.get(entry.device.reading, entry.local) : OFFLINE;
+      if (pushed.has(ch.type.UUID) && pushed.get(ch.type.UUID) === value) continue;
+      pushed.set(ch.type.UUID, value);
+      service.getCharacteristic(ch.type).updateValue(value === OFFLINE ? this.unavailable() : value);
     }
+  }
+
+  /** A new reading (or presence) of a device the plugin shows: its values, not its accessory's shape. */
+  updateState(data) {
+    const entry = this.devices.get(data.deviceId);
+    if (!entry) return;
+    const next = { ...entry.device };
+    for (const key of ['reading', 'on', 'online']) if (data[key] !== undefined) next[key] = data[key];
+    next.reading = next.reading || {};
+    entry.device = next;
+    for (const [key, target] of Object.entries(entry.local)) if (target.until(next.reading)) delete entry.local[key];
+    this.refresh(data.deviceId);
   }
 
   remove(deviceId) {
@@ -298,13 +322,8 @@ class HomeControlPlatform {
         return this.sync(data.devices || []);
       case 'device':
         return this.upsert(data);
-      case 'state': {
-        const entry = this.devices.get(data.deviceId);
-        if (!entry) return;
-        const next = { ...entry.device };
-        for (const key of ['service', 'deviceClass', 'attributes', 'reading', 'on', 'online']) if (data[key] !== undefined) next[key] = data[key];
-        return this.upsert(next);
-      }
+      case 'state':
+        return this.updateState(data);
       case 'removed':
         return this.remove(data.deviceId);
       case 'button':

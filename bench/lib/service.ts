@@ -60,8 +60,8 @@ export function spawnService(o: { port: number; dataDir: string; logPath: string
       ADMIN_USERNAME: BENCH_ADMIN.username,
       ADMIN_PASSWORD: BENCH_ADMIN.password,
       LOG_LEVEL: o.logLevel,
-      // The benchmarks measure the hub; Homebridge would add a process and its start to every run.
-      ACCESSORY_HUB: 'off',
+      // The default configuration, as people run it: ACCESSORY_HUB unset (`auto`), so a fresh hub
+      // runs no Homebridge (bench/homekit.ts measures it on and off).
       ...o.env,
     },
   });

@@ -81,6 +81,8 @@ export interface DomainEvents {
   'media_controller.state_changed': { state: LocalPlayerState; at: number };
   /** An accessory hub plugin install or uninstall: each output line of npm (`line`), then its outcome (`outcome`). */
   'accessory_hub.plugin_progress': { pluginId: string; action: 'install' | 'uninstall'; line?: string; outcome?: 'succeeded' | 'failed'; error?: string; at: number };
+  /** Apple Home through the accessory hub: shown or not, or a different choice of devices. */
+  'accessory_hub.homekit_changed': { exposed: boolean; at: number };
   /** The assistant: `status`, `progress`, `token`, `action`, `answer`, `error`; `userId` is the prompt's author (null for everyone). */
   'ai.event': { type: string; requestId: string | null; userId: string | null; data: unknown; at: number };
   'ir.transmitted': { deviceId: string | null; key: string | null; host: string; freqKhz: number; raw: number[]; line: string; at: number };

@@ -38,6 +38,20 @@ export interface AccessoryHubDeps {
   /** Picks the HAP port of a new config.json: the default one when it is free. */
   freePorts: FreePortFinder;
   nodePath?: string;
+  /** ACCESSORY_HUB=on: Homebridge runs whether or not anything uses it. */
+  forced?: boolean;
+  /** Whether the hub's devices are shown in Apple Home (the plugin bridge then has work). */
+  homekitShown?: () => boolean;
+}
+
+/** What Homebridge runs for: without any of these it is not started (a fresh hub never runs it). */
+export interface HomebridgeUsage {
+  inUse: boolean;
+  /** The household's plugins installed. */
+  plugins: number;
+  homekit: boolean;
+  /** ACCESSORY_HUB=on. */
+  forced: boolean;
 }
 
 /** `failed`: it cannot start as configured (its HAP port is taken) and is not retried until something changes. */
@@ -102,6 +116,7 @@ export class HomebridgeSupervisor {
   private lifecycle: Promise<unknown> = Promise.resolve();
   private queuedRestart: Promise<void> | undefined;
   private readonly configFollowers: Array<(config: Record<string, unknown>) => void> = [];
+  private readonly launchSteps: Array<() => Promise<void>> = [];
 
   constructor(private readonly deps: AccessoryHubDeps) {}
 
@@ -136,19 +151,23 @@ export class HomebridgeSupervisor {
     return next;
   }
 
+  /** Starts Homebridge when something uses it (a plugin, Apple Home, ACCESSORY_HUB=on); otherwise it stays stopped. */
   start(): Promise<void> {
-    return this.inOrder(() => this.startNow());
+    return this.inOrder(async () => {
+      if ((await this.usage()).inUse) await this.startNow();
+    });
   }
 
   stop(): Promise<void> {
     return this.inOrder(() => this.stopNow());
   }
 
-  /** Reloads config.json: Homebridge reads it only at start. */
+  /** Reloads config.json: Homebridge reads it only at start. One that nothing uses any more stops instead. */
   restart(): Promise<void> {
     this.queuedRestart ??= this.inOrder(async () => {
       this.queuedRestart = undefined;
       await this.stopNow();
+      if (!(await this.usage()).inUse) return;
       this.restarts++;
       this.backoff.succeed();
       await this.startNow();
@@ -156,8 +175,30 @@ export class HomebridgeSupervisor {
     return this.queuedRestart;
   }
 
+  /** Starts or stops Homebridge to match what uses it now (Apple Home turned on or off), leaving a running one alone. */
+  follow(): Promise<void> {
+    return this.inOrder(async () => {
+      const { inUse } = await this.usage();
+      if (inUse && !this.wanted) await this.startNow();
+      else if (!inUse && this.wanted) await this.stopNow();
+    });
+  }
+
+  async usage(): Promise<HomebridgeUsage> {
+    const plugins = (await this.installedPlugins()).length;
+    const homekit = this.deps.homekitShown?.() ?? false;
+    const forced = this.deps.forced ?? false;
+    return { inUse: forced || homekit || plugins > 0, plugins, homekit, forced };
+  }
+
+  /** Work done before each launch, after config.json and the folders exist (the plugin bridge copies itself in and gets a token). */
+  beforeLaunch(step: () => Promise<void>): void {
+    this.launchSteps.push(step);
+  }
+
   private async startNow(): Promise<void> {
     await this.prepare();
+    for (const step of this.launchSteps) await step();
     this.hapPort = (await this.settings()).port;
     this.halted = undefined;
     this.wanted = true;
@@ -238,17 +279,18 @@ export class HomebridgeSupervisor {
   }
 
   async status() {
-    const settings = await this.settings();
-    const plugins = await this.installedPlugins();
+    const settings = await this.settings().catch(() => undefined);
+    const usage = await this.usage();
     return {
       enabled: true,
       state: this.state,
+      usedFor: { plugins: usage.plugins > 0, homekit: usage.homekit, environment: usage.forced },
       ...(this.child?.pid !== undefined && (this.state === 'starting' || this.state === 'running') ? { pid: this.child.pid } : {}),
       ...(this.startedAt !== undefined && this.state === 'running' ? { uptimeSeconds: Math.round((this.deps.clock.now() - this.startedAt) / 1000) } : {}),
       version: this.deps.install.version,
       restarts: this.restarts,
-      bridge: { name: settings.name, port: settings.port, pin: settings.pin, ...(this.setupUri ? { setupUri: this.setupUri } : {}) },
-      pluginCount: plugins.length,
+      ...(settings ? { bridge: { name: settings.name, port: settings.port, pin: settings.pin, ...(this.setupUri ? { setupUri: this.setupUri } : {}) } } : {}),
+      pluginCount: usage.plugins,
       ...(this.lastExit ? { lastExit: this.lastExit } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
       recentOutput: this.tail.toArray(),

@@ -14,6 +14,7 @@ import type { AuthService } from '../auth/auth-service.js';
 import type { UserView } from '../auth/model.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { PluginManager, type CatalogEntry } from './plugins.js';
+import { HomeKitExposure, type HomeKitSettings } from './homekit.js';
 import type { PluginRegistry } from './ports.js';
 
 export interface ImportSettings {
@@ -36,6 +37,10 @@ export interface BridgeSettings {
 }
 
 export interface PluginSettings {
+  /** The admin's Apple Home choice (HomeKitSettings). */
+  homekit: DocumentRepository<HomeKitSettings>;
+  /** ACCESSORY_HUB=on: Homebridge runs even when nothing uses it. */
+  forced: boolean;
   registry: PluginRegistry;
   registryUrl: string;
   catalog: DocumentRepository<CatalogEntry>;
@@ -44,13 +49,20 @@ export interface PluginSettings {
 }
 
 /**
- * The accessory hub (docs/accessory-hub.md): a managed Homebridge. Off (`install` absent), its
- * status says so and its other operations answer 503. Started in the background: Homebridge's own
- * start takes seconds and never holds up the hub's.
+ * The accessory hub (docs/accessory-hub.md): a managed Homebridge, run only while something uses
+ * it: a plugin of the household's, Apple Home showing the hub's devices, or ACCESSORY_HUB=on. Off
+ * (`install` absent), its status says so and its other operations answer 503. Started in the
+ * background: Homebridge's own start takes seconds and never holds up the hub's.
  */
 export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { dataDir: string; plugins: PluginSettings; imports: ImportSettings; bridge: BridgeSettings }) | { off: true }) {
   const dir = 'off' in deps ? '' : path.join(deps.dataDir, 'accessory-hub');
-  const homebridge = 'off' in deps ? undefined : new HomebridgeSupervisor({ ...deps, dir });
+  const homekit =
+    'off' in deps
+      ? undefined
+      : new HomeKitExposure({ settings: deps.plugins.homekit, dir, files: deps.files, clock: deps.clock, knows: (id) => deps.bridge.devices.registry.find(id) !== undefined });
+  // The plugin bridge's stream shows and hides devices to match.
+  if (homekit && !('off' in deps)) homekit.onChange(() => deps.plugins.events.emit('accessory_hub.homekit_changed', { exposed: homekit.exposed, at: deps.clock.now() }));
+  const homebridge = 'off' in deps ? undefined : new HomebridgeSupervisor({ ...deps, dir, forced: deps.plugins.forced, homekitShown: () => homekit?.exposed ?? false });
   // The plugin bridge reads the other plugins' accessories over HAP: its block follows the bridge's port and code.
   homebridge?.followConfig((config) => {
     const bridge = config.bridge as Record<string, unknown>;
@@ -96,6 +108,7 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
           files: deps.files,
           homebridge,
           ...deps.bridge,
+          ...(homekit ? { homekit } : {}),
           queue: new DocumentCollection(deps.bridge.queue, deps.clock, ({ id }) => accessoryHubErrors.IMPORT_COMMAND_NOT_FOUND({ id })),
           clock: deps.clock,
           log: deps.log,
@@ -105,12 +118,15 @@ export function accessoryHubModule(deps: (Omit<AccessoryHubDeps, 'dir'> & { data
     name: 'accessory-hub',
     needs: ['storage', 'devices', 'auth', 'processes', 'home'],
     homebridge,
-    operations: { accessoryHub: { ...accessoryHubOperations(homebridge), ...pluginOperations(plugins), ...importOperations(imports, bridge, 'off' in deps ? undefined : deps.imports.rooms), ...pluginBridgeOperations(bridge) } },
+    homekit,
+    bridge,
+    operations: { accessoryHub: { ...accessoryHubOperations(homebridge, homekit, bridge), ...pluginOperations(plugins), ...importOperations(imports, bridge, 'off' in deps ? undefined : deps.imports.rooms), ...pluginBridgeOperations(bridge) } },
     async start() {
       await plugins?.start();
-      // The plugin bridge goes in before Homebridge starts: it reads plugins and config only then.
+      await homekit?.load();
+      // The plugin bridge goes in before each launch: Homebridge reads plugins and config only then.
       await homebridge?.prepare();
-      await bridge?.prepare();
+      if (bridge) homebridge?.beforeLaunch(() => bridge.prepare());
       await homebridge?.start();
       if (imports && !('off' in deps)) {
         await imports.load();

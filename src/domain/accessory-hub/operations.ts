@@ -3,6 +3,7 @@ import { defineOperation, OS_ADMIN, type Access } from '../../platform/operation
 import { deviceErrors } from '../devices/errors.js';
 import { accessoryHubErrors } from './errors.js';
 import type { HomebridgeSupervisor } from './homebridge.js';
+import { HOMEKIT_BRIDGE_LIMIT, type HomeKitExposure } from './homekit.js';
 import type { AccessoryImports } from './imports.js';
 import { BRIDGED_SERVICES, type PluginBridge } from './plugin-bridge.js';
 import type { PluginManager } from './plugins.js';
@@ -11,8 +12,14 @@ const Status = Type.Object({
   enabled: Type.Boolean(),
   state: Type.String({
     description:
-      '`off` (ACCESSORY_HUB=off or Homebridge not installed), `stopped`, `starting`, `running`, `backoff` (restarting after a crash) or `failed` (its HAP port is taken: `lastError` says so; not retried until the port or the configuration changes, or a resync).',
+      '`off` (ACCESSORY_HUB=off or Homebridge not installed), `stopped` (nothing uses it: no plugin installed and Apple Home off; `usedFor` says what it runs for), `starting`, `running`, `backoff` (restarting after a crash) or `failed` (its HAP port is taken: `lastError` says so; not retried until the port or the configuration changes, or a resync).',
   }),
+  usedFor: Type.Optional(
+    Type.Object(
+      { plugins: Type.Boolean({ description: 'A plugin of the household is installed.' }), homekit: Type.Boolean({ description: "The hub's devices are shown in Apple Home." }), environment: Type.Boolean({ description: 'ACCESSORY_HUB=on.' }) },
+      { description: 'What Homebridge runs for; with none of them it is not started.' },
+    ),
+  ),
   pid: Type.Optional(Type.Integer()),
   uptimeSeconds: Type.Optional(Type.Integer()),
   version: Type.Optional(Type.String({ description: "Homebridge's version." })),
@@ -43,12 +50,60 @@ const Characteristic = Type.Object({
   maxValue: Type.Optional(Type.Number()),
 });
 
-export function accessoryHubOperations(homebridge: HomebridgeSupervisor | undefined) {
+const HomeKitView = Type.Object({
+  exposed: Type.Boolean({ description: "Whether this hub's devices are shown in Apple Home." }),
+  devices: Type.Union([Type.Literal('all'), Type.Array(Type.String())], { description: '`all`: every device HomeKit has a service for; else the device ids chosen.' }),
+  shown: Type.Integer({ description: 'Devices the bridge shows now.' }),
+  bridgeable: Type.Integer({ description: 'Devices chosen that HomeKit has a service for.' }),
+  limit: Type.Integer({ description: 'The most a HomeKit bridge shows (HAP); beyond it, devices are left out.' }),
+  state: Type.String({ description: "Homebridge's state, as in the status." }),
+  candidates: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), service: Type.String({ description: 'The HAP service it would be.' }), shown: Type.Boolean() }), {
+    description: 'Every device HomeKit has a service for, chosen or not, with whether the bridge shows it now.',
+  }),
+});
+
+export function accessoryHubOperations(homebridge: HomebridgeSupervisor | undefined, homekit?: HomeKitExposure, bridge?: PluginBridge) {
   const running = () => {
     if (!homebridge) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
     return homebridge;
   };
+  const homekitView = async () => {
+    if (!homekit || !homebridge) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
+    const bridgeable = homekit.exposed && bridge ? bridge.bridgeableCount() : 0;
+    const shown = new Set(bridge?.devices().map((d) => d.id));
+    const candidates = (bridge?.candidates() ?? []).map((c) => ({ ...c, shown: shown.has(c.id) }));
+    return { exposed: homekit.exposed, devices: homekit.devices, shown: shown.size, bridgeable, limit: HOMEKIT_BRIDGE_LIMIT, state: (await homebridge.status()).state, candidates };
+  };
   return {
+    homekit: defineOperation({
+      name: 'accessory_hub.homekit',
+      summary: "Apple Home through the accessory hub: whether the hub's devices are shown, which, how many the bridge shows and how many are left out.",
+      access: OS_ADMIN,
+      input: Type.Object({}),
+      output: HomeKitView,
+      handler: homekitView,
+    }),
+    updateHomekit: defineOperation({
+      name: 'accessory_hub.homekit.update',
+      summary:
+        "Show this hub's devices in Apple Home, or stop (`exposed`), and choose which (`devices`: `all`, or device ids). Homebridge starts when Apple Home is turned on and stops when it is off and no plugin is installed; no restart of the hub.",
+      description: 'An id that names no device, or more than 149 ids (a HomeKit bridge shows no more), is 400 INVALID_ACCESSORY_HUB_SETTINGS and changes nothing.',
+      access: OS_ADMIN,
+      input: Type.Object(
+        {
+          exposed: Type.Optional(Type.Boolean()),
+          devices: Type.Optional(Type.Union([Type.Literal('all'), Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 1000 })])),
+        },
+        { additionalProperties: false },
+      ),
+      output: HomeKitView,
+      async handler(change) {
+        if (!homekit) throw accessoryHubErrors.ACCESSORY_HUB_OFF();
+        await homekit.update(change);
+        await running().follow();
+        return homekitView();
+      },
+    }),
     status: defineOperation({
       name: 'accessory_hub.status',
       summary: 'The managed Homebridge: process state, pid, uptime, version, pairing (setup code and QR payload), plugin count, last error.',

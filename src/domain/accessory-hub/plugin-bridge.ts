@@ -13,6 +13,7 @@ import { deviceErrors } from '../devices/errors.js';
 import type { DeviceReading } from '../devices/readings.js';
 import { accessoryHubErrors } from './errors.js';
 import { BRIDGE_PLUGIN, type HomebridgeSupervisor } from './homebridge.js';
+import { HOMEKIT_BRIDGE_LIMIT, type HomeKitExposure } from './homekit.js';
 
 /** The platform our plugin registers, and its package name in Homebridge's plugin folder. */
 export const BRIDGE_PLATFORM = 'HomeControlBridge';
@@ -177,27 +178,37 @@ export type BridgeStreamMessage =
 
 /**
  * What one plugin connection was told of each device it shows, and what a change of a device
- * means for it: a change of shape rebuilds the accessory (`device`), the rest updates its values
- * (`state`), a device no longer bridged leaves (`removed`).
+ * means for it: a change of shape rebuilds the accessory (`device`), a change of what HomeKit
+ * renders updates its values (`state`; nothing when only other fields changed), a device no
+ * longer shown leaves (`removed`). A bridge shows at most HOMEKIT_BRIDGE_LIMIT devices.
  */
 export class BridgeStreamFollower {
-  private readonly shown: Map<string, string>;
+  private readonly shown: Map<string, { shape: string; state: string }>;
 
   constructor(
-    private readonly devices: DeviceService,
+    private readonly lookup: (deviceId: string) => BridgedDevice | undefined,
     initial: readonly BridgedDevice[],
   ) {
-    this.shown = new Map(initial.map((d) => [d.id, bridgedShape(d)]));
+    this.shown = new Map(initial.map((d) => [d.id, { shape: bridgedShape(d), state: JSON.stringify(bridgedState(d)) }]));
   }
 
   /** The message a change of the device calls for, if any. */
   changed(deviceId: string): BridgeStreamMessage | undefined {
-    const device = bridgedDevice(this.devices, deviceId);
+    const device = this.lookup(deviceId);
+    const before = this.shown.get(deviceId);
     if (!device) return this.shown.delete(deviceId) ? { event: 'removed', data: { deviceId } } : undefined;
+    if (!before && this.shown.size >= HOMEKIT_BRIDGE_LIMIT) return undefined;
     const shape = bridgedShape(device);
-    if (this.shown.get(deviceId) === shape) return { event: 'state', data: bridgedState(device) };
-    this.shown.set(deviceId, shape);
-    return { event: 'device', data: device };
+    const state = bridgedState(device);
+    const stateText = JSON.stringify(state);
+    this.shown.set(deviceId, { shape, state: stateText });
+    if (before?.shape !== shape) return { event: 'device', data: device };
+    return before.state === stateText ? undefined : { event: 'state', data: state };
+  }
+
+  /** Every device again (the choice of devices changed): the messages that bring the plugin in line. */
+  all(ids: Iterable<string>): BridgeStreamMessage[] {
+    return [...new Set([...this.shown.keys(), ...ids])].flatMap((id) => this.changed(id) ?? []);
   }
 
   /** A button press, when the device is one the plugin shows. */
@@ -206,9 +217,12 @@ export class BridgeStreamFollower {
   }
 }
 
-/** A device's state as the plugin's stream carries it. */
-export function bridgedState(device: BridgedDevice): { deviceId: string; service: BridgedService; deviceClass: DeviceClass; attributes: DeviceAttributes; reading: DeviceReading; on: boolean; online: boolean } {
-  return { deviceId: device.id, service: device.service, deviceClass: device.deviceClass, attributes: device.attributes, reading: device.reading, on: device.on, online: device.online };
+/**
+ * A device's state as the plugin's stream carries it: what its values are rendered from (its
+ * service, class and attributes come with `device`, and change only with its shape).
+ */
+export function bridgedState(device: BridgedDevice): { deviceId: string; reading: DeviceReading; on: boolean; online: boolean } {
+  return { deviceId: device.id, reading: device.reading, on: device.on, online: device.online };
 }
 
 export interface PluginBridgeDeps {
@@ -219,6 +233,8 @@ export interface PluginBridgeDeps {
   files: FileStore;
   homebridge: HomebridgeSupervisor;
   devices: DeviceService;
+  /** Which devices Apple Home shows (none while it is off). Absent: every bridgeable device (tests of the bridge alone). */
+  homekit?: HomeKitExposure;
   auth: AuthService;
   accounts: { list(): Promise<UserView[]> };
   queue: DocumentCollection<ImportCommand>;
@@ -272,13 +288,45 @@ export class PluginBridge {
     });
   }
 
-  /** The hub devices the plugin exposes: those HomeKit has a service for (not the accessory hub's own, which came from Homebridge). */
+  /**
+   * The hub devices the plugin exposes: those chosen for Apple Home that HomeKit has a service for
+   * (not the accessory hub's own, which came from Homebridge), at most HOMEKIT_BRIDGE_LIMIT.
+   */
   devices(): BridgedDevice[] {
-    return this.deps.devices.registry.list().flatMap((device) => bridgedOf(this.deps.devices, device) ?? []);
+    const shown: BridgedDevice[] = [];
+    for (const device of this.deps.devices.registry.list()) {
+      if (shown.length >= HOMEKIT_BRIDGE_LIMIT) break;
+      if (!this.chosen(device.id)) continue;
+      const bridged = bridgedOf(this.deps.devices, device);
+      if (bridged) shown.push(bridged);
+    }
+    return shown;
+  }
+
+  /** Every device HomeKit has a service for, chosen or not: what the admin chooses from. */
+  candidates(): Array<{ id: string; name: string; service: BridgedService }> {
+    return this.deps.devices.registry.list().flatMap((device) => {
+      const bridged = bridgedOf(this.deps.devices, device);
+      return bridged ? [{ id: bridged.id, name: bridged.name, service: bridged.service }] : [];
+    });
+  }
+
+  /** How many devices could be shown (chosen, with a HAP service), before the bridge's limit. */
+  bridgeableCount(): number {
+    return this.deps.devices.registry.list().filter((device) => this.chosen(device.id) && bridgedOf(this.deps.devices, device) !== undefined).length;
   }
 
   device(deviceId: string): BridgedDevice | undefined {
-    return bridgedDevice(this.deps.devices, deviceId);
+    return this.chosen(deviceId) ? bridgedDevice(this.deps.devices, deviceId) : undefined;
+  }
+
+  /** What one stream connection follows, starting from the devices it was sent. */
+  follower(initial: readonly BridgedDevice[]): BridgeStreamFollower {
+    return new BridgeStreamFollower((id) => this.device(id), initial);
+  }
+
+  private chosen(deviceId: string): boolean {
+    return this.deps.homekit ? this.deps.homekit.includes(deviceId) : true;
   }
 
   isBridged(deviceId: string): boolean {

@@ -14,6 +14,7 @@ import { driversPage } from './pages/drivers.js';
 import { irPage } from './pages/ir.js';
 import { logsPage } from './pages/logs.js';
 import { matterPage } from './pages/matter.js';
+import { homekitPage } from './pages/homekit.js';
 import { mqttPage } from './pages/mqtt.js';
 import { panelAssets } from './assets.js';
 import { usersPage } from './pages/users.js';
@@ -59,6 +60,7 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   irPage(app, hub);
   mqttPage(app, hub);
   matterPage(app, hub);
+  homekitPage(app, hub);
   panelAssets(app);
   const route = adminRoutes(app, hub);
   const { users, invites } = hub.ops;

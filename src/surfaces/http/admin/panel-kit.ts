@@ -25,6 +25,7 @@ export const ADMIN_AREA: WebArea = {
     { href: '/admin/panel/backups', label: 'Backups' },
     { href: '/admin/panel/mqtt', label: 'MQTT' },
     { href: '/admin/panel/matter', label: 'Matter' },
+    { href: '/admin/panel/homekit', label: 'Apple Home' },
   ],
 };
 

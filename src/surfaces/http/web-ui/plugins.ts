@@ -8,6 +8,7 @@ import { ErrorBody } from '../errors.js';
 import { formFields, text, wantsHtml, withFlash } from '../web/forms.js';
 import { csrfField, html, page, type Html } from '../web/html.js';
 import { bindAreaForm, bindPage, optionalPart, sessionCsrf } from '../web/pages.js';
+import { bindHomeKitForms, homekitSection } from '../web/homekit-section.js';
 import { configFromFields, fieldErrorsFromAjv, renderSchemaForm, type FieldErrors, type PluginSchemaFile } from '../web/schema-form.js';
 import { HOME_AREA, householdCredential } from './area.js';
 import { CLIENT_SCRIPT } from './client-assets.js';
@@ -64,10 +65,11 @@ export function pluginsPage(app: FastifyInstance, hub: Hub): void {
         q ? orUnavailable(() => call<{ results: Array<{ name: string; version: string; description?: string }> }>(ops.search, { json: { q } })) : Promise.resolve(undefined),
       ]);
       if ('problem' in plugins) return html`<p class="flash error" role="alert">${plugins.problem}</p>`;
+      const appleHome = await homekitSection(hub, { call, csrf }, '/os/plugins/homekit');
       const installed = plugins.value.plugins.filter((p) => p.installed);
       const installForm = (name: string, label: string) =>
         html`<form method="post" action="/os/plugins/install" class="row install">${csrfField(csrf)}<input type="hidden" name="pluginId" value="${name}"><button aria-label="${label}">Install</button></form>`;
-      return html`<section aria-labelledby="installed"><h2 id="installed">Installed</h2>${installed.length === 0 ? html`<p class="muted">No plugins yet.</p>` : ''}
+      return html`${appleHome}<section aria-labelledby="installed"><h2 id="installed">Installed</h2>${installed.length === 0 ? html`<p class="muted">No plugins yet.</p>` : ''}
 ${installed.length > 0 ? html`<div class="scroll" tabindex="0"><table><thead><tr><th>Plugin</th><th>Version</th><th>State</th><th></th></tr></thead><tbody>${installed.map((p) => pluginRow(p, csrf))}</tbody></table></div>` : ''}</section>
 <section aria-labelledby="install"><h2 id="install">Install a plugin</h2>
 <form method="post" action="/os/plugins/install" class="row install">${csrfField(csrf)}<label for="install-name">Plugin name</label><input id="install-name" name="pluginId" required placeholder="homebridge-…" pattern="(@[a-z0-9._~-]+/)?homebridge-[a-z0-9._~-]+"><label for="install-version">Version (blank: the latest)</label><input id="install-version" name="version"><button>Install</button></form>
@@ -134,6 +136,7 @@ ${found === undefined ? '' : 'problem' in found
     back: () => '/os/plugins',
     done: (r) => `${(r as { name: string }).name} is imported.`,
   });
+  bindHomeKitForms(hub, (action) => bindAreaForm(app, hub, HOME_AREA, { ...action, url: action.url.replace(/^\/os/, '') }), '/os/plugins/homekit', '/os/plugins');
   configPage(app, hub);
 }
 

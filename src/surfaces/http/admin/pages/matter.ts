@@ -1,20 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import QRCode from 'qrcode';
 import type { Static } from 'typebox';
 import type { Hub } from '../../../../hub.js';
 import type { MatterStatusSchema } from '../../../../domain/matter/operations.js';
 import { csrfField, html } from '../../web/html.js';
+import { qrImage } from '../../web/qr.js';
 import { adminForm, bindPage } from '../panel-kit.js';
 
 type MatterStatus = Static<typeof MatterStatusSchema>;
 
 const BACK = '/admin/panel/matter';
-
-/** The pairing QR code as an SVG image (the `qrcode` library): what a phone's home app scans. */
-async function qrImage(payload: string): Promise<string> {
-  const svg = await QRCode.toString(payload, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
-  return `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
-}
 
 /** Matter: on or off, pairing (QR code and manual code), the ecosystems paired, the devices bridged. */
 export function matterPage(app: FastifyInstance, hub: Hub): void {
