@@ -57,14 +57,21 @@ const COMMA = Buffer.from(',');
  */
 export function snapshotBytes(value: unknown): Buffer {
   if (value === null || typeof value !== 'object') return Buffer.from(JSON.stringify(value) ?? 'null');
-  return Object.isFrozen(value) ? bytesOfFrozen(value) : assemble(value);
+  return Object.isFrozen(value) ? bytesOfFrozen(value, true) : assemble(value);
 }
 
-function bytesOfFrozen(value: object): Buffer {
+/**
+ * Past this size a frozen member's bytes are kept only when it is the answer itself: a large list
+ * inside an answer (the views of `{devices}`) is sent only inside it, and keeping its bytes too
+ * held every device's JSON twice (~770 bytes per device at 10,000 devices).
+ */
+const KEEP_MEMBER_BYTES_BELOW = 64 * 1024;
+
+function bytesOfFrozen(value: object, top = false): Buffer {
   let bytes = frozenBytes.get(value);
   if (bytes === undefined) {
     bytes = assemble(value);
-    frozenBytes.set(value, bytes);
+    if (top || bytes.length < KEEP_MEMBER_BYTES_BELOW) frozenBytes.set(value, bytes);
   }
   return bytes;
 }

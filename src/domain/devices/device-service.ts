@@ -112,10 +112,32 @@ export class DeviceService {
     return modelOf(device, this.state.get(device.id).state);
   }
 
-  private buildView(device: LogicalDevice, online: boolean): DeviceView {
-    const { declaredClass: _declaredClass, declaredAttributes: _declaredAttributes, ...record } = device;
-    const { deviceClass, attributes, reading } = this.model(device);
-    return { ...record, online, deviceClass, attributes, reading };
+  /**
+   * One object literal with its keys always in this order: V8 then gives every view one hidden
+   * class (rest-and-spread of the record gave each view its own, ~500 bytes more per device).
+   */
+  private buildView(d: LogicalDevice, online: boolean): DeviceView {
+    const { deviceClass, attributes, reading } = this.model(d);
+    return {
+      id: d.id,
+      name: d.name,
+      driverKey: d.driverKey,
+      driverDeviceId: d.driverDeviceId,
+      category: d.category,
+      room: d.room,
+      tags: d.tags,
+      capabilities: d.capabilities,
+      properties: d.properties,
+      commands: d.commands,
+      remoteSources: d.remoteSources,
+      removed: d.removed,
+      createdAt: d.createdAt,
+      updatedAt: d.updatedAt,
+      online,
+      deviceClass,
+      attributes,
+      reading,
+    };
   }
 
   isOnline(device: LogicalDevice): boolean {

@@ -19,10 +19,12 @@ export class TelemetryStore {
   constructor(private readonly limits: TelemetryLimits) {}
 
   record(deviceId: string, entry: TelemetryEntry): void {
-    let list = this.entries.get(deviceId);
+    const list = this.entries.get(deviceId);
     if (!list) {
-      list = [];
-      this.entries.set(deviceId, list);
+      // A list of one, not an empty one pushed into (which reserves 17 slots): most devices of a
+      // large home report once and then rarely.
+      this.entries.set(deviceId, [entry]);
+      return;
     }
     list.push(entry);
     // Trim in batches so a busy device does not pay an array shift per update.
