@@ -11,6 +11,7 @@ import { aiBenchmark } from './ai.js';
 import { automationsBenchmark } from './automations.js';
 import { deviceModelBenchmark } from './device-model.js';
 import { devicesBenchmark } from './devices.js';
+import { homekitBenchmark } from './homekit.js';
 import { httpBenchmark } from './http.js';
 import { matterBenchmark } from './matter.js';
 import { mediaBenchmark } from './media.js';
@@ -28,7 +29,7 @@ import { environmentInfo, headerLine, writeResults } from './lib/report.js';
 import { UsageError, loadSettings } from './lib/settings.js';
 
 /** Every benchmark, in the order they run. */
-const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, hubCommandBenchmark, programsBenchmark, automationsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark, mqttBenchmark, matterBenchmark, soakBenchmark];
+const BENCHMARKS: Benchmark[] = [httpBenchmark, devicesBenchmark, homekitBenchmark, hubCommandBenchmark, programsBenchmark, automationsBenchmark, streamsBenchmark, startupBenchmark, mediaBenchmark, musicBenchmark, aiBenchmark, postgresBenchmark, deviceModelBenchmark, mqttBenchmark, matterBenchmark, soakBenchmark];
 
 /** Takes `--minutes N` / `--minutes=N` out of `args` into BENCH_SOAK_MINUTES (read by bench/soak.ts). */
 function takeMinutes(args: string[]): string[] {

@@ -123,12 +123,18 @@ interface FloodParams {
   maxMessages?: number;
   /** Keep at most this much in the send buffer before waiting for the kernel to take it. */
   highWaterBytes?: number;
+  /**
+   * Also change what a light shows (bench/homekit.ts: values HomeKit renders): each update is
+   * `{n, brightness: n % 101, on: n % 2 === 0}` instead of `{n}`. Off unless set.
+   */
+  light?: boolean;
 }
 
 /**
  * STATE_UPDATEs round-robin over `deviceIds`, as fast as the socket takes them. Each carries a
  * per-device counter `n` (1, 2, ...; continued by the next call): the harness knows each
  * device's last value, so it can tell from a snapshot when every update has been applied.
+ * With `light`, the update also carries the brightness and on/off derived from `n`.
  */
 async function flood(p: FloodParams): Promise<{ sent: number; finalCounts: number[]; startedAt: number; endedAt: number; sendSeconds: number; waits: number }> {
   const s = socket();
@@ -148,7 +154,9 @@ async function flood(p: FloodParams): Promise<{ sent: number; finalCounts: numbe
     // loop never runs ahead of what the socket (TCP backpressure from the hub) accepts.
     for (let burst = 0; sent < maxMessages; burst++) {
       const n = ++counts[d]!;
-      const text = `{"type":"STATE_UPDATE","deviceId":${ids[d]},"state":{"n":${n}}}`;
+      const text = p.light
+        ? `{"type":"STATE_UPDATE","deviceId":${ids[d]},"state":{"n":${n},"brightness":${n % 101},"on":${n % 2 === 0}}}`
+        : `{"type":"STATE_UPDATE","deviceId":${ids[d]},"state":{"n":${n}}}`;
       sent++;
       d = d + 1 === ids.length ? 0 : d + 1;
       if (burst === 499 || s.bufferedAmount >= highWater || sent === maxMessages) {

@@ -1,4 +1,5 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { brokerLabel } from './broker-label.js';
 import { Backoff, type BackoffPolicy } from '../../platform/backoff.js';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { messageOf, NetworkFailureError } from '../../platform/network-failures.js';
@@ -35,16 +36,6 @@ export interface MqttConnectionStatus {
 }
 
 type MessageHandler = (topic: string, payload: Buffer, retained: boolean) => void;
-
-/** The broker's address for status and logs: never its credentials. */
-export function brokerLabel(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}`;
-  } catch {
-    return 'an invalid URL';
-  }
-}
 
 /**
  * The hub's one MQTT connection (MQTT.js). It reconnects itself, waiting the hub's back-off on

@@ -9,11 +9,17 @@ import type { DeviceService } from '../../domain/devices/device-service.js';
 import type { DomainEventBus } from '../../domain/events.js';
 import type { MqttRuntime, MqttRuntimeStatus } from '../../domain/mqtt/ports.js';
 import { topicMatches, type MqttMessages } from '../../domain/automations/device-triggers.js';
-import { brokerLabel, MqttConnection } from './connection.js';
-import { MqttImport } from './discovery-integration.js';
-import { BrokerPortInUseError, startEmbeddedBroker, type EmbeddedBroker } from './embedded-broker.js';
-import { MAX_TOPIC_CHARS } from './entities.js';
-import { MqttExposure } from './exposure.js';
+import { brokerLabel } from './broker-label.js';
+import type { MqttConnection } from './connection.js';
+import type { MqttImport } from './discovery-integration.js';
+import type { EmbeddedBroker } from './embedded-broker.js';
+import type { MqttExposure } from './exposure.js';
+
+/**
+ * MQTT.js, aedes and nunjucks (discovery templates) load when the link first becomes active, not
+ * with the hub: most hubs never set MQTT_URL, and loading them cost every start ~110 ms of CPU.
+ */
+const loadMqttParts = () => Promise.all([import('./connection.js'), import('./discovery-integration.js'), import('./exposure.js'), import('./entities.js')]);
 
 /** The lease a cluster's instances compete for: one of them holds the MQTT link. */
 export const MQTT_LEASE = 'builtin:mqtt';
@@ -157,6 +163,7 @@ export class MqttLink implements MqttRuntime {
 
   private async activate(): Promise<void> {
     const { o } = this;
+    const [{ MqttConnection }, { MqttImport }, { MqttExposure }, { MAX_TOPIC_CHARS }] = await loadMqttParts();
     const hubId = this.node();
     let broker: EmbeddedBroker | undefined;
     let url = o.config.url;
@@ -165,6 +172,7 @@ export class MqttLink implements MqttRuntime {
       // The hub's own client signs in with a secret made for this run; every other client with a user an admin created.
       const own = { username: `hcs-${randomBytes(6).toString('hex')}`, password: randomBytes(24).toString('base64url') };
       credentials = own;
+      const { BrokerPortInUseError, startEmbeddedBroker } = await import('./embedded-broker.js');
       try {
         broker = await startEmbeddedBroker({
           host: o.config.bind,

@@ -238,7 +238,7 @@ export class DeviceService {
    * call carries the standard parameter (so its range is checked even when the names match).
    */
   private speaksStandard(device: LogicalDevice, command: string, action: ActionName, params: Record<string, unknown>): boolean {
-    if (!this.ownCommandNames(device).includes(command)) return true;
+    if (!this.offersOwnCommand(device, command)) return true;
     const param = ACTIONS[action].param;
     return ACTIONS[action].value === 'params' || (param !== undefined && param in params);
   }
@@ -262,6 +262,13 @@ export class DeviceService {
     const unsupported = () =>
       deviceErrors.COMMAND_NOT_SUPPORTED({ device: device.name, what: `command ${command}` }, { details: { deviceId: device.id, command, supported: this.ownCommandNames(device) } });
     return (await this.perform(device, action, { capabilities: model.capabilities, unsupported, ...(timeoutMs === undefined ? {} : { timeoutMs }) })).result;
+  }
+
+  /** Whether the device has a command of this name (a scan of its short list: no array is made per command). */
+  private offersOwnCommand(device: LogicalDevice, command: string): boolean {
+    if (device.driverKey === GENERIC_IR) return Object.hasOwn((device.properties.irCommands as object | undefined) ?? {}, command);
+    for (const c of device.commands) if (c.name === command) return true;
+    return false;
   }
 
   private ownCommandNames(device: LogicalDevice): string[] {

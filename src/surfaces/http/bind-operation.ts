@@ -114,7 +114,7 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, registr
   app.route({
     method,
     url,
-    config: { access: op.access === 'public' ? 'public' : 'authenticated' },
+    config: { access: op.access === 'public' ? 'public' : 'authenticated', ...(op.journal === 'activity' ? { journaled: true } : {}) },
     validatorCompiler: validatedByTheRegistry,
     schema: {
       summary: op.summary,

@@ -65,7 +65,9 @@ export const metricsRoute: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub 
     figure('hcs_cluster_commands_run_for_others', 'Device commands other instances forwarded here, since start.', (s) => s.ranForOthers);
   }
   const owner = {};
-  hub.events.on(owner, 'device.command_executed', (e) => commands.observe({ ok: String(e.ok) }, e.durationMs / 1000), { origin: 'local' });
+  // The two label sets bound once: prom-client hashes a label object on every observe.
+  const commandsBy = { true: commands.labels({ ok: 'true' }), false: commands.labels({ ok: 'false' }) };
+  hub.events.on(owner, 'device.command_executed', (e) => commandsBy[e.ok ? 'true' : 'false'].observe(e.durationMs / 1000), { origin: 'local' });
   hub.events.on(owner, 'device.command_timed_out', () => timeouts.inc(), { origin: 'local' });
   // This instance's updates: another instance counts its own.
   hub.events.on(owner, 'device.state_changed', () => stateUpdates.inc(), { origin: 'local' });

@@ -54,6 +54,8 @@ const Health = Type.Object({ status: Type.String(), waitingFor: Type.Optional(Ty
  */
 export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFanout, serverFactory?: FastifyServerFactory): Promise<HttpSurface> {
   const lazySchemas = new LazySchemas();
+  const bootId = randomUUID().slice(0, 8);
+  let requestCount = 0;
   const app = Fastify({
     ...(serverFactory ? { serverFactory } : {}),
     schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } },
@@ -63,7 +65,8 @@ export async function buildHttpSurface(hub: Hub, version: string, fanout: FeedFa
     bodyLimit: hub.config.bodyLimitBytes,
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // Unique within the process and across restarts (the boot's own random prefix), without a UUID per request.
+    genReqId: () => `${bootId}-${(requestCount++).toString(36)}`,
     trustProxy: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Failures Fastify and Node answer before any route: same error bodies as the routes'.

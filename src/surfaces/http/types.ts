@@ -11,6 +11,8 @@ declare module 'fastify' {
     servesBeforeReady?: boolean;
     /** Statuses that are an ordinary answer of the route, not a failure (readiness: 503 while starting); logged at `info`. */
     ordinaryStatuses?: readonly number[];
+    /** The activity log records every call of the route's operation (a device command, a scene run): its successful answers need no line at `info` too. */
+    journaled?: boolean;
   }
   interface FastifyRequest {
     /** Error code of the answer, for the one log line of the request. */
