@@ -194,10 +194,12 @@ export class BridgeStreamFollower {
 
   /** The message a change of the device calls for, if any. */
   changed(deviceId: string): BridgeStreamMessage | undefined {
-    const device = this.lookup(deviceId);
     const before = this.shown.get(deviceId);
-    if (!device) return this.shown.delete(deviceId) ? { event: 'removed', data: { deviceId } } : undefined;
+    // A full bridge takes no new device: asked before the device's model is read (a flood over
+    // 1,000 lights would read the 851 left out at every flush).
     if (!before && this.shown.size >= HOMEKIT_BRIDGE_LIMIT) return undefined;
+    const device = this.lookup(deviceId);
+    if (!device) return this.shown.delete(deviceId) ? { event: 'removed', data: { deviceId } } : undefined;
     const shape = bridgedShape(device);
     const state = bridgedState(device);
     const stateText = JSON.stringify(state);
