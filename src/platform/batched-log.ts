@@ -46,6 +46,12 @@ export interface BatchedLogOptions<E> {
  */
 export class BatchedLog<E> {
   private readonly queue: E[] = [];
+  /**
+   * The coalescing key of each queued entry, at the same index (when the log coalesces): kept
+   * rather than asked of `keyOf` again when the entry leaves the queue, since under load most
+   * entries leave in a batch written while more wait.
+   */
+  private readonly queuedKeys: string[] = [];
   private writing: Promise<void> | undefined;
   private dropped = 0;
   private written = 0;
@@ -71,10 +77,11 @@ export class BatchedLog<E> {
       const waiting = this.waitingByKey.get(key);
       if (waiting) return coalesce.merge(waiting, entry);
       this.waitingByKey.set(key, entry);
+      this.queuedKeys.push(key);
     }
     if (this.queue.length >= this.options.maxQueued) {
-      const oldest = this.queue.shift()!;
-      if (coalesce) this.waitingByKey.delete(coalesce.keyOf(oldest));
+      this.queue.shift();
+      if (coalesce) this.waitingByKey.delete(this.queuedKeys.shift()!);
       this.dropped++;
     }
     this.queue.push(entry);
@@ -102,9 +109,10 @@ export class BatchedLog<E> {
       await this.waitForBatch();
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.options.maxBatch);
+        const batchKeys = this.queuedKeys.splice(0, batch.length);
         // Being written: a repeat from now on is a new entry.
         if (this.queue.length === 0) this.waitingByKey.clear();
-        else if (this.options.coalesce) for (const entry of batch) this.waitingByKey.delete(this.options.coalesce.keyOf(entry));
+        else for (const key of batchKeys) this.waitingByKey.delete(key);
         try {
           await this.store.insert(batch);
           const before = this.written;
@@ -151,6 +159,11 @@ export function maskInput(value: unknown, depth = 0): unknown {
   if (depth > 3) return '[…]';
   if (Array.isArray(value)) return value.length > 20 ? `[${value.length} items]` : value.map((v) => maskInput(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET.test(k) && v !== undefined && v !== null ? '********' : maskInput(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = maskField(k, v, depth);
   return out;
+}
+
+/** One field of an object `maskInput` keeps (the object at `depth`): masked when its name looks secret. */
+export function maskField(key: string, value: unknown, depth = 0): unknown {
+  return SECRET.test(key) && value !== undefined && value !== null ? '********' : maskInput(value, depth + 1);
 }

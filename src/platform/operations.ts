@@ -222,7 +222,11 @@ export class OperationRegistry {
     let result: unknown;
     try {
       value = this.validators.validate(op, input);
-      result = op.handler(value as never, { principal, ...(caller.credential ? { credential: caller.credential } : {}), clientAddress: caller.clientAddress, requestId: caller.requestId });
+      // Two literals rather than a conditional spread: the same context, without the throwaway object.
+      const ctx: OperationContext = caller.credential
+        ? { principal, credential: caller.credential, clientAddress: caller.clientAddress, requestId: caller.requestId }
+        : { principal, clientAddress: caller.clientAddress, requestId: caller.requestId };
+      result = op.handler(value as never, ctx);
     } catch (err) {
       const thrown = this.failed(op.name, caller, err);
       if (about) this.tell(about, false, value, thrown.code);
@@ -261,8 +265,15 @@ export class OperationRegistry {
   }
 
   private tellNow(about: CallAbout, ok: boolean, value: unknown, code?: string): void {
-    const { target, ...call } = about;
-    this.notify({ ...call, ...(value === undefined ? {} : { input: value }), ...(target ? { target } : {}), ok, ...(code === undefined ? {} : { code }) });
+    // Built field by field, in the order the spreads of `about` gave (operation, journal,
+    // principal, caller, input, target, ok, code): the same record, without the rest object and
+    // the spread copies every recorded command paid for.
+    const record: CallRecord = { operation: about.operation, journal: about.journal, principal: about.principal, caller: about.caller } as CallRecord;
+    if (value !== undefined) record.input = value;
+    if (about.target) record.target = about.target;
+    record.ok = ok;
+    if (code !== undefined) record.code = code;
+    this.notify(record);
   }
 
   /** A call's failure as the DomainError to throw, logged when it was unexpected. */

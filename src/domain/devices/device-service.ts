@@ -226,11 +226,18 @@ export class DeviceService {
    * device's attributes and translated to the device's own command; any other command goes to the
    * device as it is (see `sendOwnCommand`).
    */
-  async command(id: string, command: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<unknown> {
-    const device = this.registry.get(id);
-    const standard = standardActionName(command);
-    if (standard && this.speaksStandard(device, command, standard, params)) return this.standardCommand(device, command, standard, params, timeoutMs);
-    return this.sendOwnCommand(device, command, params, timeoutMs);
+  command(id: string, command: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<unknown> {
+    // Not `async`: it returns the promise it hands on rather than a promise of it (an `async`
+    // function returning a promise costs a command extra microtask turns); a failure before that
+    // still arrives as a rejection.
+    try {
+      const device = this.registry.get(id);
+      const standard = standardActionName(command);
+      if (standard && this.speaksStandard(device, command, standard, params)) return this.standardCommand(device, command, standard, params, timeoutMs);
+      return this.sendOwnCommand(device, command, params, timeoutMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /**
@@ -302,15 +309,20 @@ export class DeviceService {
    * `properties.irCommands`, sent to the extender; for every other device it becomes an ACTION to
    * its driver (a device with a command list takes only those, and the capability commands).
    */
-  async sendOwnCommand(device: LogicalDevice, command: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<unknown> {
-    if (device.driverKey === GENERIC_IR) return this.sendIrKey(device, command);
-    if (device.commands.length > 0 && !device.commands.some((c) => c.name === command) && !isCapabilityCommand(command)) {
-      throw deviceErrors.COMMAND_NOT_SUPPORTED(
-        { device: device.name, what: `command ${command}` },
-        { details: { deviceId: device.id, command, supported: device.commands.map((c) => c.name) } },
-      );
+  sendOwnCommand(device: LogicalDevice, command: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<unknown> {
+    // Not `async`, like `command`: the driver's promise itself, and failures as rejections.
+    try {
+      if (device.driverKey === GENERIC_IR) return this.sendIrKey(device, command);
+      if (device.commands.length > 0 && !device.commands.some((c) => c.name === command) && !isCapabilityCommand(command)) {
+        throw deviceErrors.COMMAND_NOT_SUPPORTED(
+          { device: device.name, what: `command ${command}` },
+          { details: { deviceId: device.id, command, supported: device.commands.map((c) => c.name) } },
+        );
+      }
+      return this.drivers.execute(device, command, params, timeoutMs === undefined ? {} : { timeoutMs });
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return this.drivers.execute(device, command, params, timeoutMs === undefined ? {} : { timeoutMs });
   }
 
   /** Equalizer and sound-mode commands a device offers, by name. */

@@ -144,7 +144,22 @@ export class DriverManager {
   }
 
   /** Handles one parsed message from a registered driver. */
-  async receive(link: DriverLink, message: unknown): Promise<Receipt> {
+  receive(link: DriverLink, message: unknown): Promise<Receipt> {
+    try {
+      const receipt = this.receiveNow(link, message);
+      return receipt instanceof Promise ? receipt : Promise.resolve(receipt);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * `receive`, answering in the same turn for a message applied at once (state updates, action
+   * results: most of the traffic, a command's answer among it) and with a promise only for one
+   * that waits its turn behind storage: a transport then needs no promise per message. It
+   * throws only what `receive` would reject with.
+   */
+  receiveNow(link: DriverLink, message: unknown): Receipt | Promise<Receipt> {
     const type = (message as { type?: unknown } | null)?.type;
     if (typeof type !== 'string' || !(type in eventChecks)) {
       return { ok: false, ...driverProtocolErrors.UNKNOWN_TYPE.info({ type: JSON.stringify(type ?? null), types: Object.keys(eventChecks).join(', ') }) };
@@ -167,6 +182,12 @@ export class DriverManager {
       }
       return { ok: true };
     }
+    return this.applyInTurn(link, event, prior);
+  }
+
+  /** A message applied after the link's earlier ones (and storage) are done. */
+  private async applyInTurn(link: DriverLink, event: DriverEvent, prior: Promise<void> | undefined): Promise<Receipt> {
+    const { type } = event;
     const run = prior ? prior.then(() => this.apply(link, event)) : this.apply(link, event);
     const tracked = run.catch((err: unknown) => this.log.error({ err, driverKey: link.driverKey, type }, 'applying a driver message failed'));
     this.inflight.set(link, tracked);

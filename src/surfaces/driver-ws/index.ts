@@ -4,6 +4,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { normalizeAddress } from '../../domain/drivers/driver-admission.js';
 import { bearerOf } from '../http/credentials.js';
 import type { DriverLink } from '../../domain/drivers/driver-link.js';
+import type { Receipt } from '../../domain/drivers/driver-manager.js';
 import { driverProtocolErrors } from '../../domain/drivers/errors.js';
 import { MAX_DRIVER_MESSAGE_BYTES, type DriverRegistration, type ServerToDriverMessage } from '../../domain/drivers/messages.js';
 import type { Hub } from '../../hub.js';
@@ -210,15 +211,30 @@ export function createDriverSocketSurface(hub: Hub): DriverSocketSurface {
         return;
       }
       const current = link;
-      hub.drivers.receive(current, parsed.value).then(
-        (receipt) => {
-          if (receipt.ok) return;
-          log.warn({ driverKey: current.driverKey, code: receipt.code }, receipt.message);
-          current.send({ type: 'DRIVER_STATUS', status: 'error', code: receipt.code, message: receipt.message });
-        },
-        (err: unknown) => log.error({ err, driverKey: current.driverKey }, 'driver message failed'),
-      );
+      // A message applied at once (an ACTION_RESULT, a STATE_UPDATE) has its receipt in this
+      // turn: no promise, no closures and no microtask per message of the command path and of
+      // state floods. Only a message that waits behind storage is followed up later.
+      let receipt: Receipt | Promise<Receipt>;
+      try {
+        receipt = hub.drivers.receiveNow(current, parsed.value);
+      } catch (err) {
+        failed(current, err);
+        return;
+      }
+      if (receipt instanceof Promise) {
+        receipt.then(
+          (later) => answer(current, later),
+          (err: unknown) => failed(current, err),
+        );
+      } else if (!receipt.ok) answer(current, receipt);
     };
+    /** Tells the driver why its message was refused. */
+    const answer = (to: WebSocketDriverLink, receipt: Receipt): void => {
+      if (receipt.ok) return;
+      log.warn({ driverKey: to.driverKey, code: receipt.code }, receipt.message);
+      to.send({ type: 'DRIVER_STATUS', status: 'error', code: receipt.code, message: receipt.message });
+    };
+    const failed = (to: WebSocketDriverLink, err: unknown): void => log.error({ err, driverKey: to.driverKey }, 'driver message failed');
     ws.on('message', handle);
 
     ws.on('error', (err) => {

@@ -22,6 +22,8 @@ export interface FanoutLogger {
  */
 export class FeedFanout {
   private readonly listeners = new Map<object, FeedBatchListener>();
+  /** The listeners that can say whether they have anyone to deliver to (`subscribe`'s `hasClients`). */
+  private readonly interest = new Map<object, () => boolean>();
   private readonly owner = {};
   private pending: FeedItem[] = [];
   private scheduled: NodeJS.Immediate | NodeJS.Timeout | undefined;
@@ -50,17 +52,35 @@ export class FeedFanout {
     this.scheduled = undefined;
     this.pending = [];
     this.listeners.clear();
+    this.interest.clear();
   }
 
-  subscribe(owner: object, listener: FeedBatchListener): void {
+  /**
+   * `hasClients`, when given, says whether the listener has anyone to deliver to now: while no
+   * listener has, changes are not queued and no delivery is scheduled. Nothing is lost by it: a
+   * client that comes later starts from the feed position it joined at (`Newcomers`), so a change
+   * from before it came would not have been sent to it anyway.
+   */
+  subscribe(owner: object, listener: FeedBatchListener, hasClients?: () => boolean): void {
     this.listeners.set(owner, listener);
+    if (hasClients) this.interest.set(owner, hasClients);
+    else this.interest.delete(owner);
   }
 
   unsubscribe(owner: object): void {
     this.listeners.delete(owner);
+    this.interest.delete(owner);
+  }
+
+  /** Whether some listener may deliver a change now (one that cannot tell always may). */
+  private wanted(): boolean {
+    if (this.interest.size < this.listeners.size) return true;
+    for (const hasClients of this.interest.values()) if (hasClients()) return true;
+    return false;
   }
 
   private enqueue(item: FeedItem): void {
+    if (!this.wanted()) return;
     this.pending.push(item);
     if (this.scheduled) return;
     const wait = this.lastDelivery + this.windowMs - performance.now();
