@@ -325,6 +325,59 @@ describe('MQTT', () => {
     }, 20_000);
   });
 
+  describe('a command in the moments after connecting', () => {
+    const dataDir = tempDataDir();
+    const env = { MQTT_URL: '', MQTT_DISCOVERY_PREFIX: 'settle_test', ACTION_TIMEOUT_MS: '6000' };
+    let sim: MqttDeviceSimulator;
+    let plugId = '';
+
+    /** A hub on the same data folder, connected to the broker, with none of the plug's configs retained there. */
+    const restartWithoutConfigs = async (previous: TestServer): Promise<{ server: TestServer; token: string }> => {
+      await previous.close();
+      await sim.remove('plug');
+      const server = await startServer({ dataDir, env: { ...env, MQTT_URL: aedes.url } });
+      const token = await server.login();
+      await eventually(async () => ((await (await server.request('GET', '/v1/os/mqtt/status', { token })).json()) as { connection: { connected: boolean } }).connection.connected || undefined, 5000, 'connected');
+      return { server, token };
+    };
+
+    beforeAll(async () => {
+      sim = await MqttDeviceSimulator.connect(aedes.url, { prefix: 'settle_test', devices: ['plug'] });
+    });
+    afterAll(async () => {
+      await sim?.close();
+    });
+
+    it('waits for the retained config of a device it knows from before, and fails with the reason when none comes', async () => {
+      let server = await startServer({ dataDir, env: { ...env, MQTT_URL: aedes.url } });
+      let token = await server.login();
+      await sim.announce();
+      const plug = await eventually(async () => ((await (await server.request('GET', '/v1/os/devices', { token })).json()) as { devices: DeviceRecord[] }).devices.find((d) => d.driverKey === 'mqtt' && d.deviceClass === 'switch'), 5000, 'the plug');
+      plugId = plug.id;
+
+      // Its config arrives a moment after the command: the command waits for it and goes through.
+      ({ server, token } = await restartWithoutConfigs(server));
+      const next = sim.nextCommand(/POWER$/);
+      const command = server.request('POST', `/v1/os/devices/${encodeURIComponent(plugId)}/command`, { token, body: { command: 'turn_on' } });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sim.announce();
+      const res = await command;
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect((await next).payload).toBe('ON');
+
+      // No config at all: after the grace, the answer says why.
+      ({ server, token } = await restartWithoutConfigs(server));
+      const started = Date.now();
+      const failed = await server.request('POST', `/v1/os/devices/${encodeURIComponent(plugId)}/command`, { token, body: { command: 'turn_off' } });
+      expect(failed.status).toBe(502);
+      const body = (await failed.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('DEVICE_UNREACHABLE');
+      expect(body.error.message).toMatch(/has not announced itself on MQTT since the hub connected/);
+      expect(Date.now() - started).toBeLessThan(5000);
+      await server.close();
+    }, 30_000);
+  });
+
   describe('bad input', () => {
     let server: TestServer;
     let token: string;

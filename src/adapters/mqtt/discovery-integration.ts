@@ -72,6 +72,14 @@ type Route = { owner: string; read(payload: string): void };
 /** After connecting: how long the broker's retained configs get before the birth message asks for state. */
 const BIRTH_DELAY_MS = 500;
 
+/**
+ * After connecting: how long a command to a device the hub knows from before waits for the
+ * device's retained config to arrive, instead of failing at once. A hub that just started, or an
+ * instance that just took the link over, gets its configs within moments; an automation firing in
+ * those moments should not fail. Never more than half of a command's bound.
+ */
+const ANNOUNCEMENT_GRACE_MS = 2000;
+
 const DISCOVERY_FILTERS = (prefix: string) => [`${prefix}/+/+/config`, `${prefix}/+/+/+/config`];
 
 /**
@@ -106,6 +114,10 @@ export class MqttImport implements BuiltInDriver {
   private readonly warned = new Set<string>();
   private readonly unhook: Array<() => void> = [];
   private birth: TimerHandle | null = null;
+  /** When the link last connected (null while it is down): the start of the announcement grace. */
+  private connectedAt: number | null = null;
+  /** Commands that arrived in the grace for devices not announced yet, by device id. */
+  private readonly awaitingAnnouncement = new Map<string, Array<{ message: ServerToDriverMessage; timer: TimerHandle }>>();
 
   constructor(private readonly o: MqttImportOptions) {}
 
@@ -122,6 +134,8 @@ export class MqttImport implements BuiltInDriver {
   }
 
   disconnect(): void {
+    this.connectedAt = null;
+    this.releaseAwaiting();
     this.o.timers.clearTimeout(this.birth ?? undefined);
     this.birth = null;
     for (const off of this.unhook.splice(0)) off();
@@ -163,6 +177,11 @@ export class MqttImport implements BuiltInDriver {
   }
 
   receive(message: ServerToDriverMessage): void {
+    if ((message.type === 'ACTION' || message.type === 'COMMAND_EXECUTE') && this.awaitAnnouncement(message, message.deviceId)) return;
+    this.run(message);
+  }
+
+  private run(message: ServerToDriverMessage): void {
     runBuiltInAction<EntityRecord>(
       {
         context: () => this.context,
@@ -190,6 +209,41 @@ export class MqttImport implements BuiltInDriver {
       },
       message,
     );
+  }
+
+  /** Holds a command for a device not announced yet while the grace after connecting lasts; true if held. */
+  private awaitAnnouncement(message: ServerToDriverMessage, deviceId: string): boolean {
+    if (this.entities.has(deviceId) || this.buttons.has(deviceId) || this.connectedAt === null || !this.o.connection.connected) return false;
+    const left = Math.min(ANNOUNCEMENT_GRACE_MS, this.o.actionTimeoutMs / 2) - (this.o.clock.now() - this.connectedAt);
+    if (left <= 0) return false;
+    const waiting = this.awaitingAnnouncement.get(deviceId) ?? [];
+    const held = {
+      message,
+      timer: this.o.timers.setTimeout(() => {
+        const list = this.awaitingAnnouncement.get(deviceId);
+        list?.splice(list.indexOf(held), 1);
+        if (list?.length === 0) this.awaitingAnnouncement.delete(deviceId);
+        // Held once: a second grace would outlast the command's bound.
+        this.run(message);
+      }, left),
+    };
+    waiting.push(held);
+    this.awaitingAnnouncement.set(deviceId, waiting);
+    return true;
+  }
+
+  /** Runs the held commands now: of one device once it is announced, of all when the link goes. */
+  private releaseAwaiting(deviceId?: string): void {
+    const ids = deviceId === undefined ? [...this.awaitingAnnouncement.keys()] : [deviceId];
+    for (const id of ids) {
+      const held = this.awaitingAnnouncement.get(id);
+      if (!held) continue;
+      this.awaitingAnnouncement.delete(id);
+      for (const h of held) {
+        this.o.timers.clearTimeout(h.timer);
+        this.run(h.message);
+      }
+    }
   }
 
   // ---- messages ---------------------------------------------------------------------------------
@@ -338,6 +392,7 @@ export class MqttImport implements BuiltInDriver {
     }
     // Home Assistant's rule: with availability topics, unavailable until one says so.
     this.updateOnline(entity, true);
+    this.releaseAwaiting(plan.id);
   }
 
   private addTrigger(topic: string, plan: TriggerPlan, text: string): void {
@@ -349,6 +404,7 @@ export class MqttImport implements BuiltInDriver {
     this.removeRoutes(owner);
     this.addRoute(plan.listener.topic, plan.qos, { owner, read: (payload) => this.observe(plan.buttonId, plan.listener.read(payload)) });
     this.announceButton(button);
+    this.releaseAwaiting(plan.buttonId);
   }
 
   private announceButton(button: ButtonRecord): void {
@@ -439,6 +495,7 @@ export class MqttImport implements BuiltInDriver {
   }
 
   private onConnected(): void {
+    this.connectedAt = this.o.clock.now();
     // Home Assistant's birth message: Zigbee2MQTT, Tasmota and ESPHome answer it by publishing
     // their state again (state that is not retained would otherwise wait for the next report).
     // Sent once the retained configs had a moment to arrive, so the state finds its devices.
@@ -453,6 +510,8 @@ export class MqttImport implements BuiltInDriver {
 
   /** The broker went away: every device is unavailable until the replayed availability says otherwise. */
   private onDisconnected(): void {
+    this.connectedAt = null;
+    this.releaseAwaiting();
     this.lastPayload.clear();
     for (const entity of this.entities.values()) {
       for (const key of entity.availability.keys()) entity.availability.set(key, undefined);
