@@ -1,7 +1,9 @@
 /**
- * The App API's two open doors, closed: a change signed in by the session cookie alone must carry
- * the session's CSRF token or come from a page of the hub's own origin (Origin, Sec-Fetch-Site),
- * and open registration is limited per client address (injected clock, no sleeping).
+ * The App API's two open doors, closed without locking its clients out: a change signed in by the
+ * session cookie alone is refused when the browser marks it as another site's (Go's
+ * CrossOriginProtection: Sec-Fetch-Site, else Origin against Host), and admitted from a native
+ * client that sends neither header; open registration is limited per client address (injected
+ * clock, no sleeping).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -57,10 +59,24 @@ describe('CSRF on App API changes signed in by the session cookie', () => {
     expect(viaBearer.body.data).not.toHaveProperty('csrfToken');
   });
 
-  it('refuses a cookie-only change with neither the token nor Origin nor Sec-Fetch-Site: 403, and nothing is saved', async () => {
-    expectRefused(await save('forged'), 'bare');
-    expectRefused(await answer(server.request('DELETE', '/app/programs/anything', { headers: { cookie: session.cookie } })), 'DELETE');
-    expect(await programNames()).not.toContain('forged');
+  it('admits what a legacy mobile client sends, the cookie and nothing else: 200, as the spec serves it', async () => {
+    // The spec's roster call, as the earlier mobile clients send it: no Origin, no Sec-Fetch-Site, no token.
+    const roster = await answer(server.request('POST', '/app/integration/player/device/added-devices', { headers: { cookie: session.cookie } }));
+    expect(roster.status, JSON.stringify(roster.body)).toBe(200);
+    expect(roster.body).toMatchObject({ status: true, data: [] });
+    const saved = await save('from the mobile app');
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    expect(await programNames()).toContain('from the mobile app');
+  });
+
+  it('refuses a browser-shaped cross-site POST of the same call: 403, and nothing changes', async () => {
+    const before = await programNames();
+    // A page elsewhere calling fetch(…, {credentials: 'include'}): the browser adds these itself.
+    const browserHeaders = { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' };
+    expectRefused(await answer(server.request('POST', '/app/integration/player/device/added-devices', { headers: { cookie: session.cookie, ...browserHeaders } })), 'roster');
+    expectRefused(await save('forged by a page', browserHeaders), 'save');
+    expectRefused(await answer(server.request('DELETE', `/app/programs/anything`, { headers: { cookie: session.cookie, ...browserHeaders } })), 'DELETE');
+    expect(await programNames()).toEqual(before);
   });
 
   it('refuses another origin, a cross-site or same-site Sec-Fetch-Site, and a wrong token', async () => {
@@ -71,15 +87,15 @@ describe('CSRF on App API changes signed in by the session cookie', () => {
       ['cross-site Origin', { origin: 'https://evil.example' }],
       ['Origin null', { origin: 'null' }],
       ['another port', { origin: `http://127.0.0.1:${Number(port) + 1}` }],
-      ['another scheme', { origin: `https://127.0.0.1:${port}` }],
       ['a longer name', { origin: `${ownOrigin}.evil.example` }],
+      ['not a URL', { origin: 'evil' }],
       ['Sec-Fetch-Site cross-site', { 'sec-fetch-site': 'cross-site' }],
       ['Sec-Fetch-Site same-site', { 'sec-fetch-site': 'same-site' }],
-      ['Sec-Fetch-Site none', { 'sec-fetch-site': 'none' }],
       // The browser's Sec-Fetch-Site decides over an Origin that a proxy may make look like ours.
       ['same Origin but cross-site fetch', { origin: ownOrigin, 'sec-fetch-site': 'cross-site' }],
       ['a wrong token', { 'x-csrf-token': 'not-the-token' }],
       ['a wrong token from the same origin', { 'x-csrf-token': 'not-the-token', origin: ownOrigin }],
+      ['a wrong token with no browser headers', { 'x-csrf-token': 'x' }],
       ['the session token itself', { 'x-csrf-token': session.token }],
       ['the token of another session', { 'x-csrf-token': otherSession }],
     ];
@@ -93,13 +109,17 @@ describe('CSRF on App API changes signed in by the session cookie', () => {
     expect(await programNames()).toEqual(expect.arrayContaining(['with token', 'with token cross-site']));
   });
 
-  it('admits an Origin equal to the request\'s own, and Sec-Fetch-Site: same-origin', async () => {
+  it('admits an Origin whose host is the request\'s own, whatever its scheme, and Sec-Fetch-Site same-origin or none', async () => {
+    const port = new URL(server.url).port;
     const sameOrigin = await save('same origin', { origin: ownOrigin });
     expect(sameOrigin.status, JSON.stringify(sameOrigin.body)).toBe(200);
+    // Behind a proxy that terminates TLS the browser's scheme is not the hub's; Go compares hosts.
+    expect((await save('https in front', { origin: `https://127.0.0.1:${port}` })).status).toBe(200);
     expect((await save('same-origin fetch', { 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect((await save('typed by the user', { 'sec-fetch-site': 'none' })).status).toBe(200);
     expect((await save('both', { origin: ownOrigin, 'sec-fetch-site': 'same-origin' })).status).toBe(200);
     saved = (await programNames()).length;
-    expect(await programNames()).toEqual(expect.arrayContaining(['same origin', 'same-origin fetch', 'both']));
+    expect(await programNames()).toEqual(expect.arrayContaining(['same origin', 'https in front', 'same-origin fetch', 'typed by the user', 'both']));
   });
 
   it('asks nothing of a bearer call, even with a cookie and a cross-site Origin beside it', async () => {

@@ -21,7 +21,7 @@ export const httpErrors = defineErrors({
   EMPTY_JSON_BODY: ['invalid', 'The body is declared as JSON but is empty.'],
   MALFORMED_JSON: ['invalid', 'The body is not valid JSON.'],
   METRICS_LOOPBACK_ONLY: ['forbidden', 'Metrics are served to callers on this machine only (METRICS_ACCESS=loopback).'],
-  CSRF_TOKEN_INVALID: ['forbidden', 'A request signed in by the session cookie must carry the page\'s CSRF token (header x-csrf-token or form field _csrf).'],
+  CSRF_TOKEN_INVALID: ['forbidden', 'A change signed in by the session cookie came from another site, or with a wrong CSRF token: send the session\'s token (header x-csrf-token or form field _csrf).'],
 });
 
 /** HTTP says more precisely than the failure kind what went wrong with these exchanges. */

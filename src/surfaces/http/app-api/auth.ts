@@ -9,7 +9,7 @@ import { APP_API_SCOPES, appRoutes } from './routes.js';
 import type { AppApiOptions } from './index.js';
 
 const CsrfToken = Type.String({
-  description: `The session cookie's CSRF token: a change (POST, PUT, PATCH, DELETE) signed in by the cookie alone sends it in the \`${CSRF_HEADER}\` header, unless the browser marks it same-origin (\`Origin\` or \`Sec-Fetch-Site\`); otherwise 403 CSRF_TOKEN_INVALID. Bearer calls need none.`,
+  description: `The session cookie's CSRF token: a change (POST, PUT, PATCH, DELETE) signed in by the cookie alone sends it in the \`${CSRF_HEADER}\` header, unless nothing marks it as another site's (\`Sec-Fetch-Site\` other than same-origin or none, or an \`Origin\` whose host is not the request's \`Host\`): then 403 CSRF_TOKEN_INVALID. A token that is sent must be right. Bearer calls need none.`,
 });
 
 const SessionAnswer = Envelope(

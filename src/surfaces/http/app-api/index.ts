@@ -26,14 +26,15 @@ export interface AppApiOptions {
 /**
  * The legacy App API: the same operations as the OS API, answered in the `{status, message,
  * data}` envelope; requests present the session cookie or a bearer token of any account. A change
- * signed in by the cookie alone carries the session's CSRF token or comes from a page of the
- * hub's own origin (csrfGuard's `sameOrigin`). Each file binds one prefix of the spec's App API table.
+ * signed in by the cookie alone carries the session's CSRF token, or is not marked by the browser
+ * as another site's (csrfGuard's `crossOriginProtection`, Go's rule): the mobile clients send the
+ * cookie and nothing else. Each file binds one prefix of the spec's App API table.
  */
 export const appApi: FastifyPluginAsync<AppApiOptions> = async (app, options) => {
   await app.register(cookie);
   app.setErrorHandler(errorHandler(envelopeFailure));
   app.setNotFoundHandler(notFoundHandler(envelopeFailure));
-  app.addHook('preHandler', csrfGuard(SESSION_COOKIE, { sameOrigin: true }));
+  app.addHook('preHandler', csrfGuard(SESSION_COOKIE, { crossOriginProtection: true }));
   for (const family of [appAuthRoutes, appDeviceRoutes, appEntityRoutes, appRoomRoutes, appIntegrationRoutes, appProgramRoutes, appSequenceRoutes, appHomeRoutes, appPlayerRoutes, appMediaRoutes]) {
     await family(app, options);
   }

@@ -34,49 +34,55 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The origin the request was sent to, `scheme://host[:port]` from its Host header. */
-function ownOrigin(request: FastifyRequest): string | undefined {
-  const host = request.headers.host;
-  return host ? `${request.protocol}://${host.toLowerCase()}` : undefined;
-}
-
 /**
- * Whether the browser says a page of this very origin sent the request. `Sec-Fetch-Site` decides
- * where it is sent (the browser computes it from the real URLs, so it holds behind a proxy that
- * terminates TLS too); otherwise `Origin`, which must equal the request's own origin exactly.
- * Neither header: nothing vouches for the request. Scripts cannot set either header.
+ * Go's `net/http` CrossOriginProtection (Go 1.25), which ASP.NET Core's CSRF protection follows:
+ * a browser says where a request comes from, so refuse what it marks as another site's; a
+ * request with neither header is not a browser page's (a native app, curl), so it cannot be a
+ * cross-site forgery. Scripts cannot set either header.
+ * - `Sec-Fetch-Site` present: only `same-origin` or `none` (typed by the user) pass;
+ * - else `Origin` present: its host must be the request's `Host` (scheme aside, as in Go: behind
+ *   a proxy that terminates TLS the schemes differ);
+ * - else: pass.
  */
-function fromOwnOrigin(request: FastifyRequest): boolean {
+function notCrossOrigin(request: FastifyRequest): boolean {
   const site = request.headers['sec-fetch-site'];
-  if (site !== undefined) return site === 'same-origin';
+  if (site !== undefined) return site === 'same-origin' || site === 'none';
   const origin = request.headers.origin;
-  return origin !== undefined && origin === ownOrigin(request);
+  if (origin === undefined) return true;
+  const host = request.headers.host?.toLowerCase();
+  let originHost: string | undefined;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    originHost = undefined;
+  }
+  return host !== undefined && originHost !== undefined && originHost !== '' && originHost === host;
 }
 
 export interface CsrfGuardOptions {
   /**
-   * Also admit, without the token, a request the browser marks as sent by a page of the same
-   * origin (`Sec-Fetch-Site: same-origin`, or an `Origin` equal to the request's own): for an
-   * API whose clients are scripts that cannot read the token from a page. A token that is
-   * presented must still be the right one.
+   * Admit without the token what Go's CrossOriginProtection admits (see notCrossOrigin): for an
+   * API whose clients are native apps and scripts that cannot read the token from a page — the
+   * App API's mobile clients send the cookie and nothing else. A token that is presented must
+   * still be the right one.
    */
-  sameOrigin?: boolean;
+  crossOriginProtection?: boolean;
 }
 
 /**
  * A preHandler for a route family signed in by a session cookie: a state-changing request that
  * relies on the cookie (no bearer header) must carry the session's CSRF token (or, with
- * `sameOrigin`, come from a page of the same origin), or it is refused with 403 before anything
- * runs. A bearer header is not ambient authority, so it needs none.
+ * `crossOriginProtection`, not be marked by the browser as another site's), or it is refused with
+ * 403 before anything runs. A bearer header is not ambient authority, so it needs none.
  */
-export function csrfGuard(cookieName: string, { sameOrigin = false }: CsrfGuardOptions = {}): preHandlerAsyncHookHandler {
+export function csrfGuard(cookieName: string, { crossOriginProtection = false }: CsrfGuardOptions = {}): preHandlerAsyncHookHandler {
   return async (request) => {
     // Signing in relies on no cookie (a public route reads none), so there is nothing to forge.
     if (SAFE_METHODS.has(request.method) || bearerOf(request) || request.routeOptions.config?.access === 'public') return;
     const session = request.cookies?.[cookieName];
     if (!session) return;
     const token = presented(request);
-    const admitted = token ? sameToken(token, csrfTokenFor(session)) : sameOrigin && fromOwnOrigin(request);
+    const admitted = token ? sameToken(token, csrfTokenFor(session)) : crossOriginProtection && notCrossOrigin(request);
     if (!admitted) throw httpErrors.CSRF_TOKEN_INVALID();
   };
 }
