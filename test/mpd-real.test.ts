@@ -93,7 +93,16 @@ async function startRealMpd(): Promise<{ port: number; child: ChildProcess }> {
     ].join('\n'),
   );
   const child = spawn(MPD!, ['--no-daemon', '--stderr', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  closers.push(() => child.kill('SIGTERM'));
+  // Stopped and waited for before its folder goes: mpd writes its state file as it exits, and a
+  // folder removed under it fails with ENOTEMPTY. SIGKILL if it has not gone within 5 s.
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  closers.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  });
   // Bounded wait for it to listen, then for the database to be read.
   let connection: MpdConnection | undefined;
   for (let i = 0; i < 100 && !connection; i++) {
