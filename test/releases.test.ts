@@ -124,6 +124,22 @@ describe('integration releases', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('keeps one whole draft when saves of it race: its folder holds exactly the files its record lists', async () => {
+    const variant = (label: string) => {
+      const base = packageOf('3.0.0');
+      return { files: [...base.files, { path: `notes-${label}.txt`, content: Buffer.from(`${label}\n`.repeat(200)).toString('base64') }] };
+    };
+    const saves = await Promise.all(Array.from({ length: 8 }, (_, i) => call(a, tokenA, 'POST', '/integration-releases/save', variant(i % 2 === 0 ? 'even' : 'odd'))));
+    for (const saved of saves) expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    const record = ((await call(a, tokenA, 'GET', '/integration-releases/porch.release')).body as unknown as Release).versions.find((v) => v.version === '3.0.0')!;
+    const folder = path.join(a.dataDir, 'releases', 'porch.release', '3.0.0');
+    const onDisk = fs.readdirSync(folder).sort();
+    expect(onDisk).toEqual(record.files.map((f) => f.path).sort());
+    for (const f of record.files) expect(createHash('sha256').update(fs.readFileSync(path.join(folder, f.path))).digest('hex'), f.path).toBe(f.sha256);
+    // No staging folder is left beside it.
+    expect(fs.readdirSync(path.dirname(folder)).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
   it('refuses a release whose manifest has no semantic version, validating it as a driver upload', async () => {
     const noVersion = { files: [{ path: 'x.driver.json', content: Buffer.from(JSON.stringify({ driverKey: 'x', driverType: 'javascript', driverFile: 'x.js', version: 'latest' })).toString('base64') }, { path: 'x.js', content: '' }] };
     const res = await call(a, tokenA, 'POST', '/integration-releases/save', noVersion);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
 import type { FileStore } from '../../platform/files.js';
+import { SerialWrites } from '../../platform/serial-writes.js';
 import type { ArchiveWriter } from '../backups/backup-service.js';
 import type { ArchiveReader, DriverPackages, DriverUpload, PackageFile } from '../drivers/local/packages.js';
 import { releaseErrors } from './errors.js';
@@ -74,12 +75,23 @@ const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex')
  * Files are kept per version, checked by SHA-256; the submission package carries them with their
  * checksums and the release's metadata, and importing it on another hub reproduces the release.
  */
+/** Staging and replaced folders beside a version's own; no version begins with a dot. */
+const LEFTOVER_PREFIX = '.staging-';
+
 export class ReleaseService {
+  /**
+   * Every change to releases, one at a time: a save checks the prior state, replaces the version's
+   * folder and then its record; two saves of one draft interleaved would leave one's files under
+   * the other's checksums.
+   */
+  private readonly writes = new SerialWrites();
+
   constructor(private readonly deps: ReleaseDeps) {}
 
   async start(): Promise<void> {
     await this.deps.releases.load();
     await this.deps.files.makeFolder(this.deps.packagesDir);
+    await this.removeLeftovers();
   }
 
   get packagesDir(): string {
@@ -105,17 +117,15 @@ export class ReleaseService {
     return this.store(key, manifest.name, version, manifest.driverType, files, 'save', by);
   }
 
-  private async store(key: string, name: string | undefined, version: string, driverType: string, files: PackageFile[], action: 'save' | 'import', by: string | null): Promise<Release> {
+  private store(key: string, name: string | undefined, version: string, driverType: string, files: PackageFile[], action: 'save' | 'import', by: string | null): Promise<Release> {
+    return this.writes.run(() => this.storeNow(key, name, version, driverType, files, action, by));
+  }
+
+  private async storeNow(key: string, name: string | undefined, version: string, driverType: string, files: PackageFile[], action: 'save' | 'import', by: string | null): Promise<Release> {
     const existing = this.deps.releases.find(key);
     const prior = existing?.versions.find((v) => v.version === version);
     if (prior && prior.state !== 'draft') throw releaseErrors.RELEASE_STATE_CONFLICT({ key, version, current: prior.state, action: 'saving', needed: 'a draft (or a new version)' }, { details: { current: prior.state } });
-    const folder = this.folderOf(key, version);
-    await this.deps.files.remove(folder);
-    for (const file of files) {
-      const target = path.join(folder, ...file.path.split('/'));
-      await this.deps.files.makeFolder(path.dirname(target));
-      await this.deps.files.write(target, file.data);
-    }
+    await this.replaceFolder(this.folderOf(key, version), files);
     const now = this.deps.clock.now();
     const entry: ReleaseVersion = {
       version,
@@ -138,15 +148,19 @@ export class ReleaseService {
   }
 
   submit(key: string, version: string | undefined, by: string | null): Promise<Release> {
-    return this.move(key, version, 'submit', 'draft', 'submitted', by);
+    return this.writes.run(() => this.move(key, version, 'submit', 'draft', 'submitted', by));
   }
 
   unsubmit(key: string, version: string | undefined, by: string | null): Promise<Release> {
-    return this.move(key, version, 'unsubmit', 'submitted', 'draft', by);
+    return this.writes.run(() => this.move(key, version, 'unsubmit', 'submitted', 'draft', by));
   }
 
   /** Submitted → published: installed on this hub (the running driver becomes this version). */
-  async publish(key: string, version: string | undefined, by: string | null): Promise<Release> {
+  publish(key: string, version: string | undefined, by: string | null): Promise<Release> {
+    return this.writes.run(() => this.publishNow(key, version, by));
+  }
+
+  private async publishNow(key: string, version: string | undefined, by: string | null): Promise<Release> {
     const release = this.get(key);
     const target = this.pick(release, version, 'submitted', 'publish');
     await this.install(key, target);
@@ -163,7 +177,11 @@ export class ReleaseService {
   }
 
   /** The version published before the current one becomes current again and is installed; the current one is marked rolled back. */
-  async rollback(key: string, by: string | null): Promise<Release> {
+  rollback(key: string, by: string | null): Promise<Release> {
+    return this.writes.run(() => this.rollbackNow(key, by));
+  }
+
+  private async rollbackNow(key: string, by: string | null): Promise<Release> {
     const release = this.get(key);
     if (!release.current) throw releaseErrors.RELEASE_NOTHING_TO_DO({ key, what: 'published version to roll back' });
     const chain = release.published.filter((p) => p !== release.current);
@@ -275,6 +293,40 @@ export class ReleaseService {
 
   private appended(release: Release | undefined, entry: ReleaseHistoryEntry): ReleaseHistoryEntry[] {
     return [...(release?.history ?? []), entry].slice(-HISTORY_LIMIT);
+  }
+
+  /**
+   * Writes the files into a staging folder beside the version's, then swaps it in with two
+   * renames: nobody sees a half-written draft, and a hub killed half-way keeps the previous one
+   * whole (the staging folder is a leftover that start() removes).
+   */
+  private async replaceFolder(folder: string, files: PackageFile[]): Promise<void> {
+    const store = this.deps.files;
+    const parent = path.dirname(folder);
+    const staging = await store.makeTempFolder(parent, `${LEFTOVER_PREFIX}${path.basename(folder)}-`);
+    try {
+      for (const file of files) {
+        const target = path.join(staging, ...file.path.split('/'));
+        await store.makeFolder(path.dirname(target));
+        await store.write(target, file.data);
+      }
+      const replaced = await store.makeTempFolder(parent, `${LEFTOVER_PREFIX}${path.basename(folder)}-old-`);
+      if (await store.exists(folder)) await store.rename(folder, path.join(replaced, 'previous'));
+      await store.rename(staging, folder);
+      await store.remove(replaced);
+    } finally {
+      await store.remove(staging);
+    }
+  }
+
+  /** Staging folders a killed hub left in a release's folder. */
+  private async removeLeftovers(): Promise<void> {
+    const store = this.deps.files;
+    for (const release of this.deps.releases.list()) {
+      const parent = path.join(this.deps.dir, release.id);
+      const names = await store.list(parent).catch(() => [] as string[]);
+      for (const name of names) if (name.startsWith(LEFTOVER_PREFIX)) await store.remove(path.join(parent, name));
+    }
   }
 
   private folderOf(key: string, version: string): string {
