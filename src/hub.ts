@@ -211,7 +211,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       maxBytes: config.driverUploadMaxBytes,
       install: { timeoutMs: config.driverInstallTimeoutMs, ...(config.driverNpmRegistry ? { npmRegistry: config.driverNpmRegistry } : {}) },
     },
-    ...(cluster ? { placement: cluster.placement } : {}),
+    ...(cluster ? { placement: cluster.placement, linksElsewhere: (driverKey: string) => cluster.linksElsewhere(driverKey) } : {}),
     driverAuth: { mode: config.driverAuth, tokens: documents('driver_token') },
   });
   // GENERIC_IR: the iTach client knows whether the extenders it used are up or failing.

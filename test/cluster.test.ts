@@ -88,6 +88,22 @@ describe('two instances on one PostgreSQL database', () => {
       return (body.devices as Array<{ id: string; driverDeviceId: string }>).find((d) => d.driverDeviceId === 'sw1')?.id;
     }, 5000, 'the switch listed on B');
 
+    // DRIVER_AUTH=open hands a driverKey to no other address on any instance: B refuses (4009) a
+    // registration from another address of the driver connected to A, and of the driver A runs itself.
+    const refusedOnB = async (driverKey: string) => {
+      const intruder = await TestDriver.connect(`${b.url.replace('http', 'ws')}/driver`, { localAddress: '127.0.0.2' });
+      closers.push(() => intruder.close());
+      const status = intruder.next((m) => m.type === 'DRIVER_STATUS');
+      intruder.send({ method: 'driver.register', protocolVersion: 1, driverKey, instanceId: `${driverKey}-intruder` });
+      return { status: await status, closed: await intruder.whenClosed() };
+    };
+    const takeover = await refusedOnB('ext-switch');
+    expect(takeover.status).toMatchObject({ status: 'error', code: 'DRIVER_KEY_CONNECTED_ELSEWHERE' });
+    expect(takeover.closed.code).toBe(4009);
+    const reserved = await refusedOnB('js-lamp');
+    expect(reserved.status).toMatchObject({ status: 'error', code: 'DRIVER_KEY_RESERVED' });
+    expect(reserved.closed.code).toBe(4009);
+
     // An SSE client on B, a REST command to B: the command reaches the driver on A, the state comes back to B.
     const sse = await SseClient.open(`${b.url}/v1/os/state/stream?accessToken=${token}`);
     closers.push(() => sse.close());

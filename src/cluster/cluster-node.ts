@@ -135,6 +135,11 @@ export class ClusterNode {
     await this.membership.leave();
   }
 
+  /** The links of a driver that the other instances hold: where it is connected, and how. */
+  linksElsewhere(driverKey: string): Array<{ transport?: string; remoteAddress?: string }> {
+    return this.peers.linksOfDriver(driverKey);
+  }
+
   /** The other live instances, as this one knows them. */
   peerIds(): string[] {
     return this.peers.ids();

@@ -21,6 +21,8 @@ export interface RemoteLink {
   driverKey: string;
   /** The link's own action time-out, when it has one. */
   actionTimeoutMs?: number;
+  transport?: string;
+  remoteAddress?: string;
 }
 
 /**
@@ -46,7 +48,12 @@ export class PeerTable {
   }
 
   linkUp(id: string, link: LinkAnnouncement): void {
-    this.linksOf(id).set(link.instanceId, { driverKey: link.driverKey, ...(link.actionTimeoutMs !== undefined ? { actionTimeoutMs: link.actionTimeoutMs } : {}) });
+    this.linksOf(id).set(link.instanceId, {
+      driverKey: link.driverKey,
+      ...(link.actionTimeoutMs !== undefined ? { actionTimeoutMs: link.actionTimeoutMs } : {}),
+      ...(link.transport !== undefined ? { transport: link.transport } : {}),
+      ...(link.remoteAddress !== undefined ? { remoteAddress: link.remoteAddress } : {}),
+    });
   }
 
   linkDown(id: string, instanceId: string): void {
@@ -63,6 +70,13 @@ export class PeerTable {
   holding(driverKey: string): { id: string; link: RemoteLink } | undefined {
     for (const [id, links] of this.peers) for (const link of links.values()) if (link.driverKey === driverKey) return { id, link };
     return undefined;
+  }
+
+  /** Every link of the driver that other instances hold (DRIVER_AUTH=open's takeover check is cluster-wide). */
+  linksOfDriver(driverKey: string): RemoteLink[] {
+    const found: RemoteLink[] = [];
+    for (const links of this.peers.values()) for (const link of links.values()) if (link.driverKey === driverKey) found.push(link);
+    return found;
   }
 
   /** Forgets the instance; the links it held, when it was known. */

@@ -7,6 +7,10 @@ export interface LinkAnnouncement {
   driverKey: string;
   /** The link's own action time-out, when it has one. */
   actionTimeoutMs?: number;
+  /** `websocket`, `process` or `builtin`: DRIVER_AUTH=open admits nobody else to a driverKey the hub runs itself. */
+  transport?: string;
+  /** A WebSocket driver's peer address: DRIVER_AUTH=open hands its driverKey to no other address, on any instance. */
+  remoteAddress?: string;
 }
 
 /**

@@ -137,8 +137,15 @@ export class Replication {
     const { peers, drivers, registry, state, channel, clock } = this.deps;
     peers.seen(from);
     const links = drivers.list().map((d) => {
-      const timeout = drivers.linkOf(d.driverKey, d.instanceId)?.actionTimeoutMs;
-      return { instanceId: d.instanceId, driverKey: d.driverKey, ...(timeout !== undefined ? { actionTimeoutMs: timeout } : {}) };
+      const link = drivers.linkOf(d.driverKey, d.instanceId);
+      const timeout = link?.actionTimeoutMs;
+      return {
+        instanceId: d.instanceId,
+        driverKey: d.driverKey,
+        ...(timeout !== undefined ? { actionTimeoutMs: timeout } : {}),
+        ...(link ? { transport: link.transport } : {}),
+        ...(link?.remoteAddress !== undefined ? { remoteAddress: link.remoteAddress } : {}),
+      };
     });
     const local = new Set(links.map((l) => l.driverKey));
     const online = registry

@@ -29,7 +29,7 @@ export interface DomainEvents {
   'device.command_timed_out': { deviceId: string; command: string; timeoutMs: number; at: number };
   'device.command_executed': { deviceId: string; command: string; ok: boolean; durationMs: number; at: number };
   /** `actionTimeoutMs`: the link's own time-out for actions, when it has one (a local driver's manifest). */
-  'driver.connected': { driverKey: string; instanceId: string; transport: string; actionTimeoutMs?: number; at: number };
+  'driver.connected': { driverKey: string; instanceId: string; transport: string; actionTimeoutMs?: number; remoteAddress?: string; at: number };
   'driver.disconnected': { driverKey: string; instanceId: string; reason: string; at: number };
   'space.created': { space: Space; at: number };
   'space.updated': { space: Space; at: number };

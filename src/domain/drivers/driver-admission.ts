@@ -33,15 +33,26 @@ export function normalizeAddress(address: string): string {
 /**
  * The door of the driver WebSocket (docs/drivers.md#authentication). The spec gives drivers no
  * credential, so `open` admits any registration, except one that would take a driverKey over from
- * a live connection on another address or from a driver the hub runs itself. `token` admits a
+ * a live connection on another address or from a driver the hub runs itself, on this instance or
+ * (in a cluster) on another. `token` admits a
  * driver that presents a token issued for its driverKey, which may also replace a live instance.
  * Drivers the hub launches (transport `process`) and its built-in integrations never come here.
  */
+/** A link of a driverKey as the admission weighs it: the hub's own, or another instance's in a cluster. */
+export interface HeldLink {
+  transport?: string;
+  remoteAddress?: string;
+  /** The holder, for the log: a driver instance id here, `another instance` elsewhere. */
+  holder: string;
+}
+
 export class DriverAdmission {
   constructor(
     readonly mode: DriverAuthMode,
     private readonly tokens: DriverTokens,
     private readonly manager: DriverManager,
+    /** In a cluster: the links of a driverKey that the other instances hold (PeerTable), so that a takeover is refused on any instance. */
+    private readonly elsewhere: (driverKey: string) => ReadonlyArray<{ transport?: string; remoteAddress?: string }> = () => [],
   ) {}
 
   /** Undefined when a registration can be decided now; else the promise of the moment it can (tokens loading at start). */
@@ -68,13 +79,18 @@ export class DriverAdmission {
       return { admitted: true, tokenId: check.token.id };
     }
     const address = normalizeAddress(remoteAddress);
-    for (const live of this.manager.instancesOf(driverKey)) {
-      if (live.transport !== 'websocket') {
+    const held: HeldLink[] = [
+      ...this.manager.instancesOf(driverKey).map((live) => ({ transport: live.transport, ...(live.remoteAddress === undefined ? {} : { remoteAddress: live.remoteAddress }), holder: live.instanceId })),
+      ...this.elsewhere(driverKey).map((link) => ({ ...link, holder: 'another instance' })),
+    ];
+    for (const live of held) {
+      // An instance of an older version announces no transport: taken as a WebSocket driver's.
+      if (live.transport !== undefined && live.transport !== 'websocket') {
         return {
           admitted: false,
           refusal: 'taken',
           failure: driverProtocolErrors.DRIVER_KEY_RESERVED.info({ driverKey, transport: live.transport === 'process' ? 'a local driver' : 'a built-in integration' }),
-          log: { reason: 'driverKey run by the hub itself', holder: live.instanceId },
+          log: { reason: 'driverKey run by the hub itself', holder: live.holder },
         };
       }
       const holder = live.remoteAddress === undefined ? undefined : normalizeAddress(live.remoteAddress);
@@ -83,7 +99,7 @@ export class DriverAdmission {
           admitted: false,
           refusal: 'taken',
           failure: driverProtocolErrors.DRIVER_KEY_CONNECTED_ELSEWHERE.info({ driverKey }),
-          log: { reason: 'driverKey connected from another address', holder: live.instanceId, holderAddress: holder ?? 'unknown' },
+          log: { reason: 'driverKey connected from another address', holder: live.holder, holderAddress: holder ?? 'unknown' },
         };
       }
     }

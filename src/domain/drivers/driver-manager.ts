@@ -121,7 +121,7 @@ export class DriverManager {
     const at = this.clock.now();
     this.links.set(link.instanceId, { link, connectedAt: at });
     link.send({ type: 'DRIVER_STATUS', status: 'registered', message: `Registered ${link.driverKey}/${link.instanceId}.` });
-    this.events.emit('driver.connected', { driverKey: link.driverKey, instanceId: link.instanceId, transport: link.transport, ...(link.actionTimeoutMs !== undefined ? { actionTimeoutMs: link.actionTimeoutMs } : {}), at });
+    this.events.emit('driver.connected', { driverKey: link.driverKey, instanceId: link.instanceId, transport: link.transport, ...(link.actionTimeoutMs !== undefined ? { actionTimeoutMs: link.actionTimeoutMs } : {}), ...(link.remoteAddress !== undefined ? { remoteAddress: link.remoteAddress } : {}), at });
   }
 
   /** The link is gone: its devices go offline and its pending actions fail now, not at timeout. */

@@ -33,6 +33,8 @@ export interface DriversModuleDeps {
   placement?: DriverPlacement;
   /** DRIVER_AUTH, and the driver tokens it checks (docs/drivers.md#authentication). */
   driverAuth: { mode: DriverAuthMode; tokens: DocumentRepository<DriverToken> };
+  /** In a cluster: the links of a driverKey that the other instances hold (the open mode's takeover check spans them). */
+  linksElsewhere?: (driverKey: string) => ReadonlyArray<{ transport?: string; remoteAddress?: string }>;
 }
 
 /**
@@ -40,7 +42,7 @@ export interface DriversModuleDeps {
  * their reports land in a loaded registry), their settings, and the driver and integration
  * operations.
  */
-export function driversModule({ driversDir, manager, registry, settings, clock, timers, processes, log, packages, placement, driverAuth }: DriversModuleDeps) {
+export function driversModule({ driversDir, manager, registry, settings, clock, timers, processes, log, packages, placement, driverAuth, linksElsewhere }: DriversModuleDeps) {
   const localDrivers = new LocalDriverSupervisor({ driversDir, manager, settings, clock, timers, processes, log, ...(placement ? { placement } : {}) });
   const driverPackages = new DriverPackages({ driversDir, supervisor: localDrivers, clock, timers, processes, log, ...packages });
   const countDevices = (driverKey: string) => registry.list().filter((d) => d.driverKey === driverKey).length;
@@ -48,7 +50,7 @@ export function driversModule({ driversDir, manager, registry, settings, clock, 
   // and the composition root for the IR extenders), so that `integrations.list` has every one.
   const builtIns = new BuiltInIntegrations();
   const tokens = new DriverTokens(new DocumentCollection(driverAuth.tokens, clock, driverErrors.DRIVER_TOKEN_NOT_FOUND));
-  const admission = new DriverAdmission(driverAuth.mode, tokens, manager);
+  const admission = new DriverAdmission(driverAuth.mode, tokens, manager, linksElsewhere);
   // A revoked token ends the connections that registered with it, on whichever instance hears of it.
   tokens.onRevoked((id) => manager.disconnectToken(id, driverProtocolErrors.DRIVER_TOKEN_REVOKED.info()));
   return defineModule({
