@@ -4,6 +4,7 @@ import { text } from '../web/forms.js';
 import { csrfField, html, type Html } from '../web/html.js';
 import { bindAreaForm, bindPage } from '../web/pages.js';
 import { HOME_AREA } from './area.js';
+import { CLIENT_SCRIPT } from './client-assets.js';
 
 interface Endpoint {
   id: string;
@@ -28,9 +29,17 @@ function statusOf(e: Endpoint): string {
   return needsPairing(e) ? 'Added; needs pairing' : 'Added';
 }
 
-/** The pairing dialog: open while an Android TV shows its code (the page's `?pair=` says which). */
+/** The id of an endpoint's "Pair…" button, where focus goes back when its pairing dialog closes. */
+const pairButtonId = (e: Endpoint) => `pair-start-${e.id}`;
+
+/**
+ * The pairing dialog: open while an Android TV shows its code (the page's `?pair=` says which).
+ * Drawn open, so that it works without the page script; the script makes it modal
+ * (`data-modal`, client/home.ts): the page behind leaves the tab order, Escape closes it, focus
+ * goes back to the endpoint's "Pair…" button and the address drops `?pair=`.
+ */
 function pairingDialog(endpoint: Endpoint, csrf: string): Html {
-  return html`<dialog open aria-labelledby="pair-title" class="card"><h2 id="pair-title">Pair ${nameOf(endpoint)}</h2>
+  return html`<dialog open data-modal data-return-focus="${pairButtonId(endpoint)}" data-close-url="/os/add" aria-labelledby="pair-title" class="card"><h2 id="pair-title">Pair ${nameOf(endpoint)}</h2>
 <p>The TV now shows a code of 6 letters and digits. Type it here.</p>
 <form method="post" action="/os/add/pair/finish">${csrfField(csrf)}<input type="hidden" name="endpointId" value="${endpoint.id}">
 <label for="pair-code">Code shown on the TV</label><input id="pair-code" name="code" required pattern="[0-9A-Fa-f]{6}" maxlength="6" autocomplete="off" autocapitalize="characters" autofocus>
@@ -59,7 +68,7 @@ export function addDevicesPage(app: FastifyInstance, hub: Hub): void {
           ? html`${needsPairing(e)
               ? html`<form method="post" action="/os/add/pair/start" class="row">${csrfField(csrf)}<input type="hidden" name="endpointId" value="${e.id}">
 <details><summary>Pairing port</summary><label for="port-${e.id}">Pairing port of ${nameOf(e)} (blank: ${e.port + 1})</label><input id="port-${e.id}" name="port" inputmode="numeric" pattern="[0-9]{1,5}"></details>
-<button aria-label="Pair ${nameOf(e)}">Pair…</button></form>`
+<button id="${pairButtonId(e)}" aria-label="Pair ${nameOf(e)}">Pair…</button></form>`
               : ''}<form method="post" action="/os/add/endpoints/update">${csrfField(csrf)}<input type="hidden" name="id" value="${e.id}"><input type="hidden" name="enabled" value="false"><button class="secondary" aria-label="Take ${nameOf(e)} out of the home">Take out</button></form>`
           : html`<form method="post" action="/os/add/endpoints/update">${csrfField(csrf)}<input type="hidden" name="id" value="${e.id}"><input type="hidden" name="enabled" value="true"><button aria-label="Add ${nameOf(e)}">Add</button></form>`
       }</div></td></tr>`;
@@ -69,6 +78,8 @@ export function addDevicesPage(app: FastifyInstance, hub: Hub): void {
 <section aria-labelledby="found"><h2 id="found">Found</h2>${endpoints.length === 0 ? html`<p class="muted">Nothing found yet: look for devices above.</p>` : ''}
 ${endpoints.length > 0 ? html`<div class="scroll" tabindex="0"><table><thead><tr><th>Name</th><th>Kind</th><th>Address</th><th>Seen</th><th>Status</th><th></th></tr></thead><tbody>${endpoints.map(row)}</tbody></table></div>` : ''}</section>`;
     },
+    // The pairing dialog is made modal by the page script.
+    scriptUrl: CLIENT_SCRIPT,
   });
 
   bindAreaForm(app, hub, HOME_AREA, {

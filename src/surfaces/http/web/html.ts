@@ -86,7 +86,7 @@ dl.state{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem;marg
 .tile>header{display:flex;align-items:center;gap:.45rem}.tile h3{font-size:1rem;margin:0;flex:1;overflow-wrap:anywhere}
 svg.icon{width:1.4rem;height:1.4rem;fill:currentColor;flex:none;vertical-align:middle}.tile>header svg.icon{color:var(--accent)}.tile.offline>header svg.icon{color:var(--muted)}
 button[value=play] .when-pause,button[value=pause] .when-play{display:none}
-.tile.offline{opacity:.75;border-style:dashed}.tile fieldset{border:0;margin:0;padding:0;min-width:0;display:flex;flex-direction:column;gap:.35rem}
+.tile.offline{background:var(--bg);border-style:dashed}.tile fieldset{border:0;margin:0;padding:0;min-width:0;display:flex;flex-direction:column;gap:.35rem}
 .tile form{margin:0}.tile label{margin:0}.tile .slider{display:flex;gap:.4rem;align-items:center;flex-wrap:wrap}.tile input[type=range]{flex:1;min-width:6rem;accent-color:var(--on)}
 .tile .buttons,.buttons{display:flex;flex-wrap:wrap;gap:.35rem}.tile .keys{display:grid;grid-template-columns:repeat(auto-fill,minmax(4.5rem,1fr));gap:.3rem}
 .switch{min-width:4.5rem;border-radius:1.2rem}.switch[aria-checked=false]{background:var(--card);color:var(--fg);border-color:var(--muted)}

@@ -7,6 +7,7 @@
  *   marks devices offline, and the status line says whether the hub is online, reconnecting or
  *   offline;
  * - sliders, selects and colours send on change; an unlock asks to confirm;
+ * - a dialog the server draws open (the pairing dialog of the add-devices page) becomes modal;
  * - the service worker keeps the app shell for an offline start.
  * The tile markup it relies on is described in tiles.ts.
  */
@@ -302,6 +303,46 @@ function live(): void {
   open();
 }
 
+/** The elements of `root` that Tab stops at, in order (none has a positive tabindex in these pages). */
+function tabStops(root: HTMLElement): HTMLElement[] {
+  const candidates = root.querySelectorAll<HTMLElement>('a[href], button, input:not([type="hidden"]), select, textarea, summary, [tabindex]');
+  return [...candidates].filter((el) => el.tabIndex >= 0 && !(el as HTMLButtonElement).disabled && el.getClientRects().length > 0);
+}
+
+/**
+ * A dialog the server draws open for the page without a script (`dialog[open][data-modal]`) is
+ * shown again with `showModal()`: the page behind it leaves the tab order and the accessibility
+ * tree, and Escape closes it. When it closes, focus goes back to the control that opened it
+ * (`data-return-focus`, an element id; the opener is on the previous page when the server opened
+ * the dialog, so the browser's own return of focus finds nothing), and the address becomes
+ * `data-close-url`, so that a reload does not open it again. Tab from its last control goes to
+ * its first, Shift+Tab from its first to its last (the browser would move on to its own toolbar,
+ * leaving the page with no focus).
+ */
+function modalDialogs(): void {
+  for (const dialog of document.querySelectorAll<HTMLDialogElement>('dialog[data-modal]')) {
+    if (!dialog.open || typeof dialog.showModal !== 'function') continue;
+    // Taking the attribute away hides the dialog without a `close` event; showModal() needs it closed.
+    dialog.removeAttribute('open');
+    dialog.showModal();
+    dialog.addEventListener('keydown', (event) => {
+      if (event.key !== 'Tab' || event.altKey || event.ctrlKey || event.metaKey) return;
+      const stops = tabStops(dialog);
+      const [first, last] = [stops[0], stops.at(-1)];
+      if (!first || !last) return;
+      if (event.shiftKey ? document.activeElement === first : document.activeElement === last) {
+        event.preventDefault();
+        (event.shiftKey ? last : first).focus();
+      }
+    });
+    dialog.addEventListener('close', () => {
+      const { closeUrl, returnFocus } = dialog.dataset;
+      if (closeUrl) history.replaceState(history.state, '', closeUrl);
+      if (returnFocus) document.getElementById(returnFocus)?.focus();
+    });
+  }
+}
+
 /** The readings the page was drawn with, so that a rollback has something to return to. */
 function readInitial(): void {
   const data = document.getElementById('readings');
@@ -310,6 +351,7 @@ function readInitial(): void {
 }
 
 readInitial();
+modalDialogs();
 enhanceControls();
 live();
 if ('serviceWorker' in navigator && window.isSecureContext) void navigator.serviceWorker.register('/os/sw.js', { scope: '/os/' }).catch(() => undefined);
