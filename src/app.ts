@@ -93,6 +93,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         throw err;
       }
       log.info({ port: address.port, driverPort: app.driverPort, host: config.host, version: VERSION }, 'home control service ready');
+      // HTTPS after the answer that the hub is ready: a first start makes its CA meanwhile.
+      void hub.https.serve(http.app.server);
       return address;
     },
     stop() {

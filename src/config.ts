@@ -11,6 +11,8 @@ export interface Config {
   host: string;
   /** Separate port for the driver WebSocket; undefined means the main HTTP server. */
   driverWsPort: number | undefined;
+  /** HTTPS beside HTTP (docs/https.md). */
+  https: HttpsConfig;
   dataDir: string;
   /** MQTT (docs/mqtt.md): off when `url` is undefined. */
   mqtt: MqttConfig;
@@ -159,6 +161,29 @@ function homeLocation(env: Env): Config['home'] {
   return { ...(latitude !== undefined ? { latitude } : {}), ...(longitude !== undefined ? { longitude } : {}), ...(timezone ? { timezone } : {}) };
 }
 
+export interface HttpsConfig {
+  /** HTTPS_PORT (default 8443); undefined when `off`. */
+  port: number | undefined;
+  /** TLS_CERT_FILE and TLS_KEY_FILE: the admin's own certificate, in place of the local CA's (reloaded when they change). */
+  certFile?: string;
+  keyFile?: string;
+  /** HTTPS_NAMES: further DNS names the local CA's certificate covers, beside the host name and `<name>.local`. */
+  extraNames: string[];
+}
+
+const DNS_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+function httpsConfig(env: Env): HttpsConfig {
+  const raw = text(env, 'HTTPS_PORT', '8443').trim().toLowerCase();
+  const port = raw === 'off' ? undefined : integer(env, 'HTTPS_PORT', 8443, 0, 65535);
+  const certFile = env.TLS_CERT_FILE?.trim() || undefined;
+  const keyFile = env.TLS_KEY_FILE?.trim() || undefined;
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new ConfigError(certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE', 'give TLS_CERT_FILE and TLS_KEY_FILE together');
+  const extraNames = (env.HTTPS_NAMES ?? '').split(',').map((n) => n.trim().toLowerCase()).filter(Boolean);
+  for (const name of extraNames) if (!DNS_NAME.test(name)) throw new ConfigError('HTTPS_NAMES', `"${name}" is not a DNS name`);
+  return { port, ...(certFile ? { certFile, keyFile } : {}), extraNames };
+}
+
 function optionalPort(env: Env, name: string): number | undefined {
   if (env[name] === undefined || env[name] === '') return undefined;
   return integer(env, name, 0, 0, 65535);
@@ -257,6 +282,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST', '0.0.0.0'),
     driverWsPort: optionalPort(env, 'DRIVER_WS_PORT'),
+    https: httpsConfig(env),
     dataDir,
     databaseUrl: databaseUrl(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),

@@ -73,6 +73,7 @@ import { VERSION } from './version.js';
 import { NodeProcessRunner } from './adapters/process/node-process-runner.js';
 import { NodeFileStore } from './adapters/files/node-file-store.js';
 import { processesModule } from './adapters/process/module.js';
+import { httpsModule } from './adapters/https/module.js';
 import { secretsModule } from './adapters/secrets/module.js';
 import { SECRET_KEY_FILE } from './platform/secret-box.js';
 import { MqttLink } from './adapters/mqtt/runtime.js';
@@ -433,6 +434,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   });
   // The hub's secret key (DATA_DIR/secret.key, never in a backup): what must be kept to be used again, like the fleet link's token, is stored sealed with it.
   const secrets = secretsModule({ file: path.join(config.dataDir, SECRET_KEY_FILE), log: component('secrets') });
+  const https = httpsModule({ config: config.https, host: config.host, dataDir: config.dataDir, clock, timers, log: component('https') });
   const fleet = fleetModule({
     repositories: {
       hub: documents('fleet_hub'),
@@ -539,7 +541,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const activity = activityModule({ repository: new KyselyActivityRepository(db), operations, clock, timers, log: component('activity'), names: (id) => devices.registry.find(id)?.name });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt, matter]);
+  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt, matter, https]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -574,6 +576,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...metrics.operations,
     ...mqtt.operations,
     ...matter.operations,
+    ...https.operations,
   };
 
   return {
@@ -609,6 +612,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     fleet: fleet.fleet,
     /** The accessory hub's plugin bridge (its stream route follows devices through it), when Homebridge is installed. */
     accessoryBridge: accessoryHub.bridge,
+    /** HTTPS beside HTTP: app.ts hands it the HTTP server once the hub is ready. */
+    https: https.https,
     operations,
     ops,
     /** Connected clients by surface; the surfaces register their counts. */

@@ -61,7 +61,9 @@ export function spawnService(o: { port: number; dataDir: string; logPath: string
       ADMIN_PASSWORD: BENCH_ADMIN.password,
       LOG_LEVEL: o.logLevel,
       // The default configuration, as people run it: ACCESSORY_HUB unset (`auto`), so a fresh hub
-      // runs no Homebridge (bench/homekit.ts measures it on and off).
+      // runs no Homebridge (bench/homekit.ts measures it on and off). HTTPS on, as by default, but
+      // on a port of its own: two services of one bench would both want 8443.
+      HTTPS_PORT: '0',
       ...o.env,
     },
   });

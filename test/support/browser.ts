@@ -11,10 +11,10 @@ export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-outp
  * Headless Chromium from npm alone: @sparticuz/chromium unpacks its binary under /tmp on first use,
  * playwright-core drives it. Every wait a test makes is bounded by the page's default timeout.
  */
-export async function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   // Not --single-process (the package's default, made for AWS Lambda): in one process a service
   // worker (the web UI registers one) brings the whole browser down when a second context opens.
-  const args = chromium.args.filter((arg) => arg !== '--single-process');
+  const args = [...chromium.args.filter((arg) => arg !== '--single-process'), ...extraArgs];
   return playwright.launch({ executablePath: await chromium.executablePath(), args, headless: true, timeout: 30_000 });
 }
 

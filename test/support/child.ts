@@ -31,7 +31,7 @@ export function buildService(): void {
 export async function spawnServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ChildServer> {
   const proc = spawn(process.execPath, START, {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ACCESSORY_HUB: 'off', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ACCESSORY_HUB: 'off', HTTPS_PORT: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -58,7 +58,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 20_00
 export async function runServerToExit(env: Record<string, string>, timeoutMs = 20_000) {
   const proc = spawn(process.execPath, START, {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ACCESSORY_HUB: 'off', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ACCESSORY_HUB: 'off', HTTPS_PORT: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

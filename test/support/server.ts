@@ -49,6 +49,8 @@ export async function startServer(
     MEDIA_DISCOVERY_TIMEOUT_MS: '200',
     // Homebridge only where a test asks for it: it takes seconds to start and holds a port.
     ACCESSORY_HUB: 'off',
+    // HTTPS only where a test asks for it: its default port (8443) is one for the whole machine.
+    HTTPS_PORT: 'off',
     ...options.env,
   });
   const clock = options.clock ?? new ManualClock(Date.now());

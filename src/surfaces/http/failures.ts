@@ -7,6 +7,7 @@ import { defineErrors } from '../../platform/errors.js';
 export const httpErrors = defineErrors({
   NOT_READY: ['unavailable', 'The hub is starting; try again shortly.'],
   ROUTE_NOT_FOUND: ['not_found', 'No route {method} {path}.'],
+  LOCAL_CA_UNAVAILABLE: ['not_found', "This hub serves no certificate of its own CA: HTTPS is off, or it serves the administrator's certificate."],
   METHOD_NOT_ALLOWED: ['invalid', 'This path does not accept the method; the Allow header lists those it does.'],
   URI_TOO_LONG: ['invalid', '{part} is longer than the service accepts.'],
   DOT_SEGMENT_IN_PATH: ['invalid', "The path has a '.' or '..' segment; the service does not resolve them: send the resolved path."],

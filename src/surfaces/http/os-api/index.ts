@@ -9,6 +9,7 @@ import { fleetRoutes } from './fleet.js';
 import { homeRoutes } from './home.js';
 import { releaseRoutes } from './releases.js';
 import { mediaRoutes } from './media.js';
+import { httpsRoutes } from './https.js';
 import { matterRoutes } from './matter.js';
 import { mqttRoutes } from './mqtt.js';
 import { programRoutes } from './programs.js';
@@ -42,5 +43,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(activityRoutes, options);
   await app.register(mqttRoutes, options);
   await app.register(matterRoutes, options);
+  await app.register(httpsRoutes, options);
   await app.register(stateStreamRoute, options);
 };

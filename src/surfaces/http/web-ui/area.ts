@@ -1,3 +1,4 @@
+import { plainHttpNotice } from './https-notice.js';
 import { requestCredential, SESSION_COOKIE } from '../credentials.js';
 import type { WebArea } from '../web/pages.js';
 
@@ -14,6 +15,7 @@ export const HOME_AREA: WebArea = {
   signOutUrl: '/os/logout',
   passwordUrl: '/os/password',
   manifest: '/os/manifest.webmanifest',
+  notice: (request, hub) => plainHttpNotice(request, hub.https.service.status()),
   adminNav: [
     { href: '/os/automations', label: 'Automations' },
     { href: '/os/add', label: 'Add devices' },
@@ -27,5 +29,6 @@ export const HOME_AREA: WebArea = {
     { href: '/os/remotes', label: 'Remotes' },
     { href: '/os/rooms', label: 'Rooms' },
     { href: '/os/settings', label: 'Home settings' },
+    { href: '/os/https', label: 'Secure connection' },
   ],
 };

@@ -1,3 +1,4 @@
+import { httpsPage } from './https.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync } from 'fastify';
@@ -41,5 +42,6 @@ export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   addDevicesPage(app, hub);
   pluginsPage(app, hub);
   settingsPages(app, hub);
+  httpsPage(app, hub);
   liveStateRoute(app, hub);
 };

@@ -73,7 +73,7 @@ button.secondary{background:var(--card);color:var(--accent)}button.danger{backgr
 button:disabled,fieldset:disabled button{opacity:.55;cursor:not-allowed}
 form.row{display:flex;flex-wrap:wrap;gap:.4rem;align-items:end}form.row label{margin:0}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
-.flash{padding:.6rem .8rem;border-radius:.4rem;margin:.5rem 0}.flash.done{background:var(--ok-bg);color:var(--ok)}.flash.error{background:var(--bad-bg);color:var(--bad)}
+.flash{padding:.6rem .8rem;border-radius:.4rem;margin:.5rem 0}.https-notice{padding:.1rem .8rem;border:1px solid var(--line);border-radius:.4rem;margin:.5rem 0}.fingerprint{overflow-wrap:anywhere}.flash.done{background:var(--ok-bg);color:var(--ok)}.flash.error{background:var(--bad-bg);color:var(--bad)}
 .muted{color:var(--muted)}.badge{display:inline-block;padding:0 .4rem;border-radius:.6rem;font-size:.85rem;border:1px solid var(--line)}
 .badge.running,.badge.online{background:var(--ok-bg);color:var(--ok)}.badge.invalid,.badge.backoff,.badge.offline{background:var(--bad-bg);color:var(--bad)}
 pre{white-space:pre-wrap;word-break:break-word;background:var(--code);padding:.5rem;border-radius:.3rem;font-size:.85rem;max-height:24rem;overflow:auto}

@@ -28,6 +28,8 @@ export interface WebArea {
   adminNav?: NavLink[];
   /** Its web app manifest, when it can be installed as an app. */
   manifest?: string;
+  /** A notice above every page of the area, when it has one for this request (the household's "not on HTTPS"). */
+  notice?(request: FastifyRequest, hub: Hub): Html | undefined;
 }
 
 /** What a page's builder gets: the operations under the signed-in account's credential, and the page's CSRF token. */
@@ -131,6 +133,7 @@ export function bindPage(app: FastifyInstance, hub: Hub, area: WebArea, route: P
         call: async <T>(operation: Operation, input?: CallInput | Record<string, unknown>) => (await hub.operations.invoke(operation.name, asCallInput(input), caller)) as T,
       };
       const body = await route.build(ctx);
+      const notice = area.notice?.(request, hub);
       const flash = flashOf(request.query);
       reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
       return page({
@@ -141,7 +144,7 @@ export function bindPage(app: FastifyInstance, hub: Hub, area: WebArea, route: P
         current: request.routeOptions.url ?? route.url,
         csrf,
         ...(flash ? { flash } : {}),
-        body: html`${body}<form method="post" action="${area.signOutUrl}" class="row"><input type="hidden" name="_csrf" value="${csrf}"><span class="muted">Signed in as ${me.username}</span><button class="secondary">Sign out</button></form>`,
+        body: html`${notice ?? ''}${body}<form method="post" action="${area.signOutUrl}" class="row"><input type="hidden" name="_csrf" value="${csrf}"><span class="muted">Signed in as ${me.username}</span><button class="secondary">Sign out</button></form>`,
         ...(route.script ? { script: route.script } : {}),
         ...(route.scriptUrl ? { scriptUrl: route.scriptUrl } : {}),
       });
