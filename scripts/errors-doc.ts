@@ -20,6 +20,7 @@ import { intentErrors } from '../src/domain/intents/errors.js';
 import { irErrors } from '../src/domain/ir/errors.js';
 import { mediaErrors } from '../src/domain/media/errors.js';
 import { matterErrors } from '../src/domain/matter/errors.js';
+import { httpsErrors } from '../src/adapters/https/errors.js';
 import { mqttErrors } from '../src/domain/mqtt/errors.js';
 import { musicErrors } from '../src/domain/music/errors.js';
 import { playerErrors } from '../src/domain/players/errors.js';
@@ -77,6 +78,7 @@ export const ERROR_CATALOGUES: CatalogueEntry[] = [
   { title: 'fleet', source: 'src/domain/fleet/errors.ts', catalogue: fleetErrors, reaches: { http: true, hub: false }, about: 'Fleet devices, release statuses and the bridge between hubs (docs/fleet.md).' },
   { title: 'mqtt', source: 'src/domain/mqtt/errors.ts', catalogue: mqttErrors, reaches: { http: true, hub: false }, about: 'MQTT: the link, the embedded broker\'s users and the exposed devices (docs/mqtt.md).' },
   { title: 'matter', source: 'src/domain/matter/errors.ts', catalogue: matterErrors, reaches: { http: true, hub: false }, about: 'The Matter bridge: on and off, commissioning, fabrics (docs/matter.md).' },
+  { title: 'https', source: 'src/adapters/https/errors.ts', catalogue: httpsErrors, reaches: { http: true, hub: false }, about: 'HTTPS beside HTTP: its settings (docs/https.md).' },
   { title: 'releases', source: 'src/domain/releases/errors.ts', catalogue: releaseErrors, reaches: { http: true, hub: false }, about: 'Integration releases (docs/fleet.md).' },
   { title: 'accessory hub', source: 'src/domain/accessory-hub/errors.ts', catalogue: accessoryHubErrors, reaches: { http: true, hub: false }, about: 'The managed Homebridge (docs/accessory-hub.md).' },
   { title: 'ai', source: 'src/domain/ai/errors.ts', catalogue: aiErrors, reaches: { http: true, hub: false }, about: 'The assistant (docs/ai.md).' },

@@ -434,7 +434,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   });
   // The hub's secret key (DATA_DIR/secret.key, never in a backup): what must be kept to be used again, like the fleet link's token, is stored sealed with it.
   const secrets = secretsModule({ file: path.join(config.dataDir, SECRET_KEY_FILE), log: component('secrets') });
-  const https = httpsModule({ config: config.https, host: config.host, dataDir: config.dataDir, clock, timers, log: component('https') });
+  const https = httpsModule({ config: config.https, host: config.host, dataDir: config.dataDir, clock, timers, log: component('https'), settings: documents('https_settings') });
   const fleet = fleetModule({
     repositories: {
       hub: documents('fleet_hub'),

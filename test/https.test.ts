@@ -18,7 +18,7 @@ import { eventually } from './support/ws-driver.js';
  * not), Socket.IO over wss, and Chromium trusting the CA by its key and resolving a LAN-style
  * name to 127.0.0.2, where the household app's service worker must register.
  */
-type Status = { state: string; port: number | null; lastError?: string; certificate?: { source: string; names: string[]; fingerprint256: string; notAfter: number }; caFingerprint256?: string };
+type Status = { alwaysHttps: boolean; state: string; port: number | null; lastError?: string; certificate?: { source: string; names: string[]; fingerprint256: string; notAfter: number }; caFingerprint256?: string };
 
 const statusOf = async (s: TestServer, token: string) => (await (await s.request('GET', '/v1/os/https/status', { token })).json()) as Status;
 /** HTTPS starts after the hub is ready: its status, once it is `state`. */
@@ -103,6 +103,30 @@ describe('HTTPS with the local CA', () => {
     expect(overHttps.body).toContain('This page is on a secure connection.');
   });
 
+  it('"always use HTTPS" sends page loads on plain HTTP to HTTPS, but not API clients, nor the CA for a new device', async () => {
+    const cookie = await signInCookie(server);
+    const set = async (alwaysHttps: boolean) => server.request('POST', '/v1/os/https/settings', { token, body: { alwaysHttps } });
+    // Eight admins at once: every answer is whole, and the last word stands.
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => set(i % 2 === 0)));
+    for (const a of answers) expect(a.status).toBe(200);
+    expect((await set(true)).status).toBe(200);
+    expect((await statusOf(server, token)).alwaysHttps).toBe(true);
+    // Redirects are looked at, not followed.
+    const plain = (p: string, headers: Record<string, string> = {}) => fetch(`${server.url}${p}`, { headers, redirect: 'manual' });
+    const page = await plain('/os/rooms?x=1', { cookie, accept: 'text/html' });
+    expect(page.status).toBe(307);
+    expect(page.headers.get('location')).toBe(`https://127.0.0.1:${status.port}/os/rooms?x=1`);
+    expect((await plain('/admin/', { accept: 'text/html' })).status).toBe(307);
+    expect((await plain('/os/https/ca.crt')).status).toBe(200);
+    expect((await plain('/os/https', { cookie, accept: 'text/html' })).status).toBe(200);
+    expect((await server.request('GET', '/v1/os/devices', { token })).status).toBe(200);
+    expect((await server.request('GET', '/app/programs', { headers: { cookie } })).status).toBe(200);
+    // Over HTTPS the page is served.
+    expect((await tlsGet(status.port!, '/os/rooms', { ca: caPem, headers: { cookie, accept: 'text/html' } })).status).toBe(200);
+    expect((await set(false)).status).toBe(200);
+    expect((await plain('/os/rooms', { cookie, accept: 'text/html' })).status).toBe(200);
+  });
+
   it('renews the certificate before it expires, and serves the new one without a restart', async () => {
     const before = (await tlsGet(status.port!, '/healthz', { ca: caPem })).peer;
     clock.advance(Date.parse(before.validTo) - 20 * 86_400_000 - clock.now());
@@ -165,6 +189,10 @@ describe('an HTTPS_PORT another program holds', () => {
       const token = await server.login();
       const failed = await once(server, token, 'failed');
       expect(failed.lastError).toContain(`port ${port} is held by node (pid ${process.pid})`);
+      // Not while it does not serve: every browser would be sent to an address that does not answer.
+      const refused = await server.request('POST', '/v1/os/https/settings', { token, body: { alwaysHttps: true } });
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('HTTPS_NOT_SERVING');
       expect((await server.request('GET', '/v1/os/devices', { token })).status).toBe(200);
     } finally {
       await server.close();

@@ -4,8 +4,10 @@ import type http from 'node:http';
 import { Type } from 'typebox';
 import type { HttpsConfig } from '../../config.js';
 import type { Clock, Timers } from '../../platform/clock.js';
+import type { DocumentRepository } from '../../platform/document-repository.js';
 import { defineModule, type ModuleLog } from '../../platform/module.js';
 import { defineOperation, OS_ADMIN } from '../../platform/operations.js';
+import { httpsErrors } from './errors.js';
 import { HttpsService } from './https-service.js';
 import { lanIdentity, LocalCa } from './local-ca.js';
 
@@ -27,10 +29,22 @@ const HttpsStatusSchema = Type.Object({
     }),
   ),
   caFingerprint256: Type.Optional(Type.String({ description: "The local CA's SHA-256 fingerprint, to compare with what a phone shows when it installs the CA." })),
+  alwaysHttps: Type.Boolean({ description: 'Whether web pages on plain HTTP are sent to HTTPS (`https.settings`).' }),
 });
 
-/** HTTPS beside HTTP (docs/https.md): the local CA, the TLS server, its status. */
-export function httpsModule(deps: { config: HttpsConfig; host: string; dataDir: string; clock: Clock; timers: Timers; log: ModuleLog }) {
+/** The admin's choice, once the home's devices trust the CA: web pages on plain HTTP are sent to HTTPS. */
+export interface HttpsSettings {
+  id: 'https';
+  alwaysHttps: boolean;
+}
+
+const HttpsSettingsSchema = Type.Object({ alwaysHttps: Type.Boolean({ description: 'Send browsers that open a web page (`/os`, `/admin`) over plain HTTP to the same page over HTTPS. API clients are never redirected.' }) });
+
+/** HTTPS beside HTTP (docs/https.md): the local CA, the TLS server, its status, "always use HTTPS". */
+export function httpsModule(deps: { config: HttpsConfig; host: string; dataDir: string; clock: Clock; timers: Timers; log: ModuleLog; settings: DocumentRepository<HttpsSettings> }) {
+  let settings: HttpsSettings = { id: 'https', alwaysHttps: false };
+  // Another instance's change (a cluster) applies here too.
+  let unwatch: (() => void) | undefined;
   const localCa = new LocalCa(path.join(deps.dataDir, TLS_DIR), () => deps.clock.now());
   const service = new HttpsService({
     config: deps.config,
@@ -43,9 +57,11 @@ export function httpsModule(deps: { config: HttpsConfig; host: string; dataDir: 
   });
   return defineModule({
     name: 'https',
-    needs: [],
+    needs: ['storage'],
     https: {
       service,
+      /** Whether a web page asked for over plain HTTP goes to HTTPS: the admin said so, and HTTPS serves. */
+      redirectsPages: () => settings.alwaysHttps && service.status().state === 'serving',
       /** Serves `target`'s routes over TLS too; after the hub is ready, so that making the CA costs the start nothing. */
       serve: (target: http.Server) => service.serve(target),
     },
@@ -57,11 +73,33 @@ export function httpsModule(deps: { config: HttpsConfig; host: string; dataDir: 
           access: OS_ADMIN,
           input: Type.Object({}),
           output: HttpsStatusSchema,
-          handler: () => service.status() as never,
+          handler: () => ({ ...service.status(), alwaysHttps: settings.alwaysHttps }) as never,
+        }),
+        settings: defineOperation({
+          name: 'https.settings',
+          summary: 'Turn "always use HTTPS" for the web pages on or off, once the home\'s devices trust the local CA.',
+          description: 'Turning it on while HTTPS is not serving is 409 HTTPS_NOT_SERVING and changes nothing.',
+          access: OS_ADMIN,
+          input: HttpsSettingsSchema,
+          output: HttpsSettingsSchema,
+          handler: async ({ alwaysHttps }) => {
+            const state = service.status().state;
+            if (alwaysHttps && state !== 'serving') throw httpsErrors.HTTPS_NOT_SERVING({ state });
+            settings = { id: 'https', alwaysHttps };
+            await deps.settings.save(settings, deps.clock.now());
+            return { alwaysHttps };
+          },
         }),
       },
     },
+    async start() {
+      settings = (await deps.settings.get('https')) ?? settings;
+      unwatch = deps.settings.watch?.((id, doc) => {
+        if (id === 'https') settings = doc ?? { id: 'https', alwaysHttps: false };
+      });
+    },
     async stop() {
+      unwatch?.();
       await service.stop();
     },
   });

@@ -1,3 +1,4 @@
+import { httpsRedirect } from '../web-ui/https-notice.js';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Hub } from '../../../hub.js';
@@ -49,6 +50,7 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
     // The larger of the two uploads; each operation holds its own to its own limit.
     limits: { fileSize: Math.max(hub.config.driverUploadMaxBytes, hub.config.backupMaxBytes) + 1, files: 4, fields: 20, fieldSize: 64 * 1024, parts: 24 },
   });
+  app.addHook('onRequest', httpsRedirect(hub));
   app.addHook('preHandler', csrfGuard(ADMIN_COOKIE));
   adminSessionRoutes(app, hub);
   bindPasswordPage(app, hub, ADMIN_AREA);

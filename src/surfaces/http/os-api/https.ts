@@ -5,4 +5,5 @@ import { osRoutes, type OsApiOptions } from './options.js';
 export const httpsRoutes: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base }) => {
   const admin = osRoutes(app, hub, base, ['https']);
   admin('GET', '/https/status', hub.ops.https.status);
+  admin('POST', '/https/settings', hub.ops.https.settings);
 };

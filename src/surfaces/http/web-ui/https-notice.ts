@@ -1,5 +1,7 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { Hub } from '../../../hub.js';
 import type { HttpsStatus } from '../../../adapters/https/https-service.js';
+import { wantsHtml } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 
 /** The household's HTTPS page and the local CA's certificate (web-ui/https.ts). */
@@ -25,3 +27,19 @@ export function plainHttpNotice(request: FastifyRequest, status: HttpsStatus): H
 <a href="${httpsUrlOf(request, status.port, here)}">Open it over HTTPS</a>${status.certificate?.source === 'local-ca' ? html` — first <a href="${HTTPS_PAGE}">let this device trust the hub</a>` : ''}.</p></aside>`;
 }
 
+
+/**
+ * "Always use HTTPS" (`https.settings`): a web page asked for over plain HTTP goes to the same
+ * page over HTTPS. Only page loads (GET and HEAD that ask for HTML); never the HTTPS page and the CA's download, so
+ * that a device that does not trust the CA yet can still fetch it; never API clients.
+ */
+export function httpsRedirect(hub: Hub): onRequestAsyncHookHandler {
+  return async (request, reply) => {
+    if (request.protocol === 'https' || (request.method !== 'GET' && request.method !== 'HEAD') || !wantsHtml(request) || !hub.https.redirectsPages()) return;
+    const pathname = request.url.split('?')[0] ?? '';
+    if (pathname === HTTPS_PAGE || pathname === CA_DOWNLOAD) return;
+    const port = hub.https.service.status().port;
+    if (port === null) return;
+    return reply.redirect(httpsUrlOf(request, port, request.url), 307);
+  };
+}

@@ -3,10 +3,12 @@ import type { HttpsStatus } from '../../../adapters/https/https-service.js';
 import type { Hub } from '../../../hub.js';
 import { ErrorBody } from '../errors.js';
 import { httpErrors } from '../failures.js';
-import { html, type Html } from '../web/html.js';
-import { bindPage } from '../web/pages.js';
+import { csrfField, html, type Html } from '../web/html.js';
+import { bindAreaForm, bindPage } from '../web/pages.js';
 import { HOME_AREA } from './area.js';
-import { CA_DOWNLOAD, httpsUrlOf } from './https-notice.js';
+import { CA_DOWNLOAD, HTTPS_PAGE, httpsUrlOf } from './https-notice.js';
+
+const HTTPS_SETTINGS = '/os/https/settings';
 
 /**
  * HTTPS for the household's browsers (docs/https.md): `/os/https` says what it gives, hands out
@@ -33,6 +35,16 @@ const STEPS = html`<h2>Trust the hub on each device</h2>
 <li>Download <a href="${CA_DOWNLOAD}">the certificate</a> and open it, then Install Certificate.</li>
 <li>Choose “Place all certificates in the following store”, Browse, “Trusted Root Certification Authorities”, and finish.</li>
 <li>Restart the browser. Firefox keeps its own list: Settings → Privacy &amp; Security → Certificates → View Certificates → Authorities → Import.</li></ol></details>`;
+
+/** For administrators: "always use HTTPS" for the web pages, offered once HTTPS serves. */
+function alwaysHttpsForm(status: HttpsStatus & { alwaysHttps: boolean }, csrf: string): Html {
+  if (status.state !== 'serving' && !status.alwaysHttps) return html``;
+  return html`<h2>Always use HTTPS</h2>
+<form method="post" action="${HTTPS_SETTINGS}" class="settings-form">${csrfField(csrf)}
+<p class="muted">Once every device of the home trusts the hub, browsers that open a page over plain HTTP can be sent to HTTPS. Apps and scripts on the API are never sent anywhere, and this page and the certificate stay on plain HTTP for a new device.</p>
+<label><input type="checkbox" name="alwaysHttps" value="true"${status.alwaysHttps ? html` checked` : ''}> Always use HTTPS for the web pages</label>
+<p><button>Save</button></p></form>`;
+}
 
 function httpsBody(request: FastifyRequest, status: HttpsStatus): Html {
   const link = status.state === 'serving' && status.port !== null ? httpsUrlOf(request, status.port, '/os/') : undefined;
@@ -64,7 +76,20 @@ export function httpsPage(app: FastifyInstance, hub: Hub): void {
     url: '/https',
     title: 'Secure connection',
     summary: 'Web UI: HTTPS on this hub, the local CA to download, and the steps to trust it on iPhone, Android, Mac and Windows.',
-    build: async (ctx) => httpsBody(ctx.request, hub.https.service.status()),
+    build: async (ctx) => {
+      const status = hub.https.service.status();
+      if (ctx.role !== 'admin') return httpsBody(ctx.request, status);
+      const withSetting = await ctx.call<HttpsStatus & { alwaysHttps: boolean }>(hub.ops.https.status);
+      return html`${httpsBody(ctx.request, status)}${alwaysHttpsForm(withSetting, ctx.csrf)}`;
+    },
+  });
+  bindAreaForm(app, hub, HOME_AREA, {
+    url: '/https/settings',
+    summary: 'Web UI form: "always use HTTPS" for the web pages, on or off (administrators).',
+    operation: hub.ops.https.settings,
+    input: (f) => ({ json: { alwaysHttps: f.alwaysHttps === 'true' } }),
+    back: () => HTTPS_PAGE,
+    done: (r) => ((r as { alwaysHttps: boolean }).alwaysHttps ? 'Browsers on plain HTTP now go to HTTPS.' : 'Plain HTTP pages stay on plain HTTP.'),
   });
   // Public: a CA certificate is no secret, and a phone downloads it before it signs in anywhere.
   app.get(

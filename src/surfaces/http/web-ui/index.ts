@@ -1,4 +1,5 @@
 import { httpsPage } from './https.js';
+import { httpsRedirect } from './https-notice.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync } from 'fastify';
@@ -29,6 +30,7 @@ import { settingsPages } from './settings.js';
 export const webUi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) => {
   await app.register(cookie);
   await app.register(formbody);
+  app.addHook('onRequest', httpsRedirect(hub));
   app.addHook('preHandler', csrfGuard(SESSION_COOKIE));
   householdSessionRoutes(app, hub);
   bindPasswordPage(app, hub, HOME_AREA);
