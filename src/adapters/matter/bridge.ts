@@ -459,7 +459,10 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
       // may have moved the endpoint's state meanwhile (matter.js reports only what changes).
       current.last = key;
       current.name = d.name;
-      await current.endpoint.set(wanted as never).catch((err: unknown) => o.log.warn({ deviceId, err: messageOf(err) }, 'Matter: a bridged device state could not be set'));
+      // Only the attributes whose value differs from the endpoint's own: matter.js validates and
+      // runs its reactors for every attribute it is given, changed or not.
+      const changed = changedAttributes(current.endpoint.state as unknown as Record<string, Record<string, unknown>>, wanted as unknown as Record<string, Record<string, unknown>>);
+      if (changed) await current.endpoint.set(changed as never).catch((err: unknown) => o.log.warn({ deviceId, err: messageOf(err) }, 'Matter: a bridged device state could not be set'));
       return;
     }
     const id = endpointIdOf(deviceId);
@@ -629,4 +632,20 @@ function describeError(err: unknown): string {
   const errors = (err as { errors?: unknown[] })?.errors;
   if (Array.isArray(errors)) parts.push(...errors.slice(0, 4).map((e) => messageOf(e)));
   return parts.join(': ').slice(0, 1000);
+}
+
+/** The clusters and attributes of `wanted` whose values differ from the endpoint's `state`; undefined when none do. */
+export function changedAttributes(state: Record<string, Record<string, unknown> | undefined>, wanted: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> | undefined {
+  let changed: Record<string, Record<string, unknown>> | undefined;
+  for (const [cluster, attributes] of Object.entries(wanted)) {
+    const have = state[cluster];
+    for (const [name, value] of Object.entries(attributes)) {
+      const current = have?.[name];
+      const same = current === value || (typeof value === 'object' && value !== null && JSON.stringify(current) === JSON.stringify(value));
+      if (same) continue;
+      changed ??= {};
+      (changed[cluster] ??= {})[name] = value;
+    }
+  }
+  return changed;
 }
