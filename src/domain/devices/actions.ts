@@ -1,9 +1,10 @@
 import {
   COMMAND_SYNONYMS,
   DEFAULT_KELVIN_RANGE,
+  commandOfMeaning,
+  commandValueParam,
   deriveCapabilities,
   isIrDevice,
-  normalizeCommandName,
   type CapabilityName,
   type CapabilitySource,
   type CommandMeaning,
@@ -14,6 +15,9 @@ import { isOn } from './readings.js';
 import type { DeviceService } from './device-service.js';
 import { deviceErrors } from './errors.js';
 import type { DeviceActionResult, DeviceCommandSpec } from './model.js';
+
+/** Where the media commands read a command's parameters; the table lives with the command synonyms. */
+export { declaredParamKeys } from './capabilities.js';
 
 /**
  * Abstract actions ("turn on", "set the volume to 30") resolved to the command a device actually
@@ -212,42 +216,8 @@ export function toAbstractAction(name: ActionName, value?: number): AbstractActi
 
 const clampPercent = (v: number) => Math.max(0, Math.min(100, Math.round(v)));
 
-const SCHEMA_KEYWORDS = new Set(['type', 'required', 'properties', 'additionalProperties', 'description', 'title', '$schema']);
-
-/** Parameter names a command declares: JSON-Schema `properties`, or the keys of a plain map. */
-export function declaredParamKeys(spec: DeviceCommandSpec): string[] {
-  const params = spec.params;
-  if (!params) return [];
-  const properties = params.properties;
-  if (properties && typeof properties === 'object' && !Array.isArray(properties)) return Object.keys(properties);
-  return Object.keys(params).filter((k) => !SCHEMA_KEYWORDS.has(k));
-}
-
-/** Default value parameter per command name, when the command declares none. */
-const VALUE_PARAMS: Partial<Record<CommandMeaning, { preferred: string[]; byName?: Record<string, string> }>> = {
-  set_brightness: { preferred: ['brightness', 'level', 'value', 'percent'], byName: { dim: 'level', set_level: 'level', set_dim_level: 'level' } },
-  volume_set: { preferred: ['volume', 'level', 'value'] },
-  set_temperature: { preferred: ['temperature', 'target_temperature', 'setpoint', 'value'] },
-  set_position: { preferred: ['position', 'value', 'percent'] },
-  set_tilt_position: { preferred: ['tilt', 'tilt_position', 'position', 'value'] },
-  set_color_temp: { preferred: ['kelvin', 'color_temp_kelvin', 'color_temp', 'mireds', 'value'] },
-  set_percentage: { preferred: ['percentage', 'speed', 'value', 'percent'] },
-  set_mode: { preferred: ['mode', 'hvac_mode', 'value'] },
-  oscillate: { preferred: ['oscillating', 'oscillate', 'value'] },
-  set_direction: { preferred: ['direction', 'value'] },
-};
-
 /** Parameters that take a colour temperature in mireds rather than kelvin. */
 const MIRED_PARAMS = new Set(['color_temp', 'mireds', 'ct']);
-
-function valueParam(spec: DeviceCommandSpec, meaning: CommandMeaning): string {
-  const rule = VALUE_PARAMS[meaning] ?? { preferred: ['value'] };
-  const declared = declaredParamKeys(spec);
-  const match = rule.preferred.find((p) => declared.includes(p));
-  if (match) return match;
-  if (declared.length === 1) return declared[0]!;
-  return rule.byName?.[normalizeCommandName(spec.name)] ?? rule.preferred[0]!;
-}
 
 /**
  * The device's own command for an abstract action, or undefined when it cannot do it.
@@ -276,13 +246,8 @@ export function resolveAction(
   const specs: DeviceCommandSpec[] = device.commands.map((c) => (typeof c === 'string' ? { name: c } : c));
   const open = specs.length === 0 && !ir;
   const find = (meaning: CommandMeaning): DeviceCommandSpec | undefined => {
-    const synonyms: readonly string[] = COMMAND_SYNONYMS[meaning];
-    if (open) return { name: synonyms[0]! };
-    for (const synonym of synonyms) {
-      const found = specs.find((s) => normalizeCommandName(s.name) === synonym);
-      if (found) return found;
-    }
-    return undefined;
+    if (open) return { name: COMMAND_SYNONYMS[meaning][0] };
+    return commandOfMeaning(specs, meaning);
   };
   const plain = (meaning: CommandMeaning): ResolvedAction | undefined => {
     const c = find(meaning);
@@ -291,7 +256,7 @@ export function resolveAction(
   const withValue = (meaning: CommandMeaning, v: unknown): ResolvedAction | undefined => {
     if (ir) return undefined;
     const c = find(meaning);
-    return c ? { command: c.name, params: { [valueParam(c, meaning)]: v } } : undefined;
+    return c ? { command: c.name, params: { [commandValueParam(c, meaning)]: v } } : undefined;
   };
   const on = isOn(state);
   const viaToggle = (target: boolean): ResolvedAction | undefined => {
@@ -368,7 +333,7 @@ export function resolveAction(
     case 'set_color_temp': {
       const c = ir ? undefined : find('set_color_temp');
       if (!c) return undefined;
-      const param = valueParam(c, 'set_color_temp');
+      const param = commandValueParam(c, 'set_color_temp');
       // A driver that takes mireds (Home Assistant's and HAP's unit) gets mireds.
       return { command: c.name, params: { [param]: MIRED_PARAMS.has(param) ? Math.round(1_000_000 / action.value) : Math.round(action.value) } };
     }

@@ -462,6 +462,11 @@ export interface DeviceAttributes {
   unit?: string;
   /** button: the presses it emits. */
   presses?: ButtonPress[];
+  /**
+   * Any class: the state key a reading field is read from, where the driver's differs from the
+   * usual ones (`{brightness: 'lvl'}`); see `READING_KEYS` in readings.ts for the fields.
+   */
+  stateKeys?: Record<string, string>;
 }
 
 export interface DeviceClassSpec {
@@ -553,6 +558,57 @@ export function offersMeaning(names: Iterable<string>, meaning: CommandMeaning):
   const synonyms: readonly string[] = COMMAND_SYNONYMS[meaning];
   for (const n of names) if (synonyms.includes(normalizeCommandName(n))) return true;
   return false;
+}
+
+/**
+ * The device's own command of a meaning: the first of the meaning's synonyms it offers, so the
+ * canonical name wins over the others.
+ */
+export function commandOfMeaning(specs: readonly DeviceCommandSpec[], meaning: CommandMeaning): DeviceCommandSpec | undefined {
+  for (const synonym of COMMAND_SYNONYMS[meaning] as readonly string[]) {
+    const found = specs.find((s) => normalizeCommandName(s.name) === synonym);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+const SCHEMA_KEYWORDS = new Set(['type', 'required', 'properties', 'additionalProperties', 'description', 'title', '$schema']);
+
+/** Parameter names a command declares: JSON-Schema `properties`, or the keys of a plain map. */
+export function declaredParamKeys(spec: DeviceCommandSpec): string[] {
+  const params = spec.params;
+  if (!params) return [];
+  const properties = params.properties;
+  if (properties && typeof properties === 'object' && !Array.isArray(properties)) return Object.keys(properties);
+  return Object.keys(params).filter((k) => !SCHEMA_KEYWORDS.has(k));
+}
+
+/** Default value parameter per command name, when the command declares none. */
+const VALUE_PARAMS: Partial<Record<CommandMeaning, { preferred: string[]; byName?: Record<string, string> }>> = {
+  set_brightness: { preferred: ['brightness', 'level', 'value', 'percent'], byName: { dim: 'level', set_level: 'level', set_dim_level: 'level' } },
+  volume_set: { preferred: ['volume', 'level', 'value'] },
+  set_temperature: { preferred: ['temperature', 'target_temperature', 'setpoint', 'value'] },
+  set_position: { preferred: ['position', 'value', 'percent'] },
+  set_tilt_position: { preferred: ['tilt', 'tilt_position', 'position', 'value'] },
+  set_color_temp: { preferred: ['kelvin', 'color_temp_kelvin', 'color_temp', 'mireds', 'value'] },
+  set_percentage: { preferred: ['percentage', 'speed', 'value', 'percent'] },
+  set_mode: { preferred: ['mode', 'hvac_mode', 'value'] },
+  oscillate: { preferred: ['oscillating', 'oscillate', 'value'] },
+  set_direction: { preferred: ['direction', 'value'] },
+};
+
+/**
+ * The parameter a device's command of that meaning takes its value in: the one it declares (`dim
+ * {level}` → `level`), else the usual one for its name. The hub sends the value there, and reads
+ * the device's state back from the key of that name (see `readingOf`).
+ */
+export function commandValueParam(spec: DeviceCommandSpec, meaning: CommandMeaning): string {
+  const rule = VALUE_PARAMS[meaning] ?? { preferred: ['value'] };
+  const declared = declaredParamKeys(spec);
+  const match = rule.preferred.find((p) => declared.includes(p));
+  if (match) return match;
+  if (declared.length === 1) return declared[0]!;
+  return rule.byName?.[normalizeCommandName(spec.name)] ?? rule.preferred[0]!;
 }
 
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);

@@ -133,6 +133,13 @@ export const DeviceAttributesSchema = Type.Object(
     sensorClass: Type.Optional(SensorClassSchema),
     unit: Type.Optional(Type.String({ maxLength: 20 })),
     presses: Type.Optional(Type.Array(Type.Union([Type.Literal('single'), Type.Literal('double'), Type.Literal('long')]))),
+    stateKeys: Type.Optional(
+      Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: 100 }), {
+        maxProperties: 20,
+        description:
+          'Any class: the state key each reading field is read from, where the driver uses its own (e.g. {"brightness": "lvl"}): brightness, hue, saturation, position, tilt, percentage, volume, currentTemperature, targetTemperature, humidity. Other fields are ignored.',
+      }),
+    ),
   },
   { additionalProperties: false, description: 'Ranges, units and supported modes of the device class (declared by the driver, else derived).' },
 );

@@ -1,11 +1,16 @@
 import {
   BINARY_SENSOR_CLASSES,
   SENSOR_CLASSES,
+  commandOfMeaning,
+  commandValueParam,
   deriveAttributes,
   deriveCapabilities,
   deriveDeviceClass,
+  isIrDevice,
   type BinarySensorClass,
   type CapabilityName,
+  type CapabilitySource,
+  type CommandMeaning,
   type DeviceAttributes,
   type DeviceClass,
   type SensorClass,
@@ -73,6 +78,100 @@ const first = <T>(state: Record<string, unknown>, keys: readonly string[], read:
   return undefined;
 };
 
+/** A state key drivers report a reading field under; for a percent field, the raw value that means 100 % (default 100). */
+interface StateKey {
+  readonly key: string;
+  readonly full?: number;
+}
+
+interface ReadingKeySpec {
+  /**
+   * The command meaning that sets the field: the value parameter of the device's own command of
+   * that meaning names the key its state reports the field under (`dim {level}` → `level`).
+   * None for temperatures: `set_temperature {temperature}` writes the target, yet drivers report
+   * the measured temperature as `temperature`.
+   */
+  readonly meaning?: CommandMeaning;
+  /** Percent fields are scaled to 0–100 by their key's `full` and clamped; the others are read as they are. */
+  readonly percent: boolean;
+  /** The keys drivers commonly use, the canonical one first. */
+  readonly keys: readonly StateKey[];
+}
+
+/**
+ * Where each numeric reading field is read from, the one table of state keys and their scales.
+ * For a field, in order: the key the driver declared in `attributes.stateKeys` (then the only one
+ * read), else the canonical key (an explicit `brightness` wins), the key the device's own command
+ * writes (`commandStateKeys`), then the synonyms here. `level` is SmartThings' and Z-Wave
+ * multilevel's brightness (0–100), `bri` Hue's (0–254), `Dimmer` Tasmota's (0–100).
+ */
+export const READING_KEYS = {
+  brightness: { meaning: 'set_brightness', percent: true, keys: [{ key: 'brightness' }, { key: 'level' }, { key: 'bri', full: 254 }, { key: 'Dimmer' }] },
+  hue: { percent: false, keys: [{ key: 'hue' }] },
+  saturation: { percent: true, keys: [{ key: 'saturation' }] },
+  position: { meaning: 'set_position', percent: true, keys: [{ key: 'position' }, { key: 'current_position' }] },
+  tilt: { meaning: 'set_tilt_position', percent: true, keys: [{ key: 'tilt' }, { key: 'tilt_position' }] },
+  percentage: { meaning: 'set_percentage', percent: true, keys: [{ key: 'percentage' }, { key: 'speed' }] },
+  volume: { meaning: 'volume_set', percent: true, keys: [{ key: 'volume' }] },
+  currentTemperature: { percent: false, keys: [{ key: 'current_temperature' }, { key: 'temperature' }] },
+  targetTemperature: { percent: false, keys: [{ key: 'target_temperature' }, { key: 'setpoint' }] },
+  humidity: { percent: false, keys: [{ key: 'humidity' }, { key: 'current_humidity' }] },
+} as const satisfies Record<string, ReadingKeySpec>;
+export type KeyedReadingField = keyof typeof READING_KEYS;
+const KEYED_READING_FIELDS = Object.keys(READING_KEYS) as KeyedReadingField[];
+
+/** State keys by reading field. */
+export type ReadingStateKeys = Partial<Record<KeyedReadingField, string>>;
+const NO_STATE_KEYS: ReadingStateKeys = Object.freeze({});
+
+// Command lists are shared between devices that declare the same, and never mutated: what a list
+// writes is worked out once per list.
+const commandStateKeysCache = new WeakMap<object, ReadingStateKeys>();
+
+/**
+ * The state keys a device's own commands write, where they differ from the canonical key: a light
+ * whose `set_brightness` is `dim {level}` reports its brightness as `level`. The keys are the
+ * parameters the hub sends the values in (`commandValueParam`), so what the hub writes and what
+ * it reads back are one. IR keys take no parameters and write nothing.
+ */
+export function commandStateKeys(device: Pick<CapabilitySource, 'commands' | 'driverKey' | 'capabilities'>): ReadingStateKeys {
+  if (device.commands.length === 0 || isIrDevice(device)) return NO_STATE_KEYS;
+  const cached = commandStateKeysCache.get(device.commands);
+  if (cached) return cached;
+  const specs = device.commands.map((c) => (typeof c === 'string' ? { name: c } : c));
+  let found: ReadingStateKeys | undefined;
+  for (const field of KEYED_READING_FIELDS) {
+    const spec: ReadingKeySpec = READING_KEYS[field];
+    const command = spec.meaning && commandOfMeaning(specs, spec.meaning);
+    if (!command || !spec.meaning) continue;
+    const key = commandValueParam(command, spec.meaning);
+    if (key !== spec.keys[0]!.key) (found ??= {})[field] = key;
+  }
+  const keys = found ? Object.freeze(found) : NO_STATE_KEYS;
+  commandStateKeysCache.set(device.commands, keys);
+  return keys;
+}
+
+/** The field's value under `key`: a percent field scaled by the key's `full` and clamped. */
+function valueAt(spec: ReadingKeySpec, state: Record<string, unknown>, key: string): number | undefined {
+  const v = num(state[key]);
+  if (v === undefined || !spec.percent) return v;
+  const full = spec.keys.find((k) => k.key === key)?.full ?? 100;
+  return percent(full === 100 ? v : Math.round((v * 100) / full));
+}
+
+/** A keyed reading field from the state, by the keys in the order `READING_KEYS` describes. */
+function readKeyed(field: KeyedReadingField, state: Record<string, unknown>, declared: DeviceAttributes['stateKeys'], written: ReadingStateKeys): number | undefined {
+  const spec: ReadingKeySpec = READING_KEYS[field];
+  const own = declared?.[field];
+  if (typeof own === 'string' && own) return valueAt(spec, state, own);
+  let v = valueAt(spec, state, spec.keys[0]!.key);
+  const key = written[field];
+  if (v === undefined && key !== undefined) v = valueAt(spec, state, key);
+  for (let i = 1; v === undefined && i < spec.keys.length; i++) v = valueAt(spec, state, spec.keys[i]!.key);
+  return v;
+}
+
 /**
  * On/off from state, the one definition every surface uses: `on` or `is_on` (boolean), `power`
  * (boolean, "on"/"off"/"standby"), or `state` ("on"/"off"); undefined when unknown.
@@ -107,11 +206,11 @@ function lockReading(state: Record<string, unknown>): Pick<DeviceReading, 'locke
   return out;
 }
 
-function coverReading(state: Record<string, unknown>): Pick<DeviceReading, 'position' | 'tilt' | 'coverState'> {
+function coverReading(state: Record<string, unknown>, read: (field: KeyedReadingField) => number | undefined): Pick<DeviceReading, 'position' | 'tilt' | 'coverState'> {
   const out: Pick<DeviceReading, 'position' | 'tilt' | 'coverState'> = {};
-  const position = percent(state.position) ?? percent(state.current_position);
+  const position = read('position');
   if (position !== undefined) out.position = position;
-  const tilt = percent(state.tilt) ?? percent(state.tilt_position);
+  const tilt = read('tilt');
   if (tilt !== undefined) out.tilt = tilt;
   const said = word(state.state) ?? word(state.cover);
   if (said === 'open' || said === 'closed' || said === 'opening' || said === 'closing') out.coverState = said;
@@ -163,32 +262,43 @@ export function mediaTextOf(state: Record<string, unknown>): Pick<DeviceReading,
   });
 }
 
-/** The device's canonical reading for its class, from the raw state its driver reported. */
-export function readingOf(deviceClass: DeviceClass, attributes: DeviceAttributes, state: Record<string, unknown>): DeviceReading {
+/**
+ * The device's canonical reading for its class, from the raw state its driver reported. Given the
+ * device, the keys its own commands write are read too (`commandStateKeys`); the attributes' `stateKeys`
+ * name the driver's own keys (`READING_KEYS`).
+ */
+export function readingOf(
+  deviceClass: DeviceClass,
+  attributes: DeviceAttributes,
+  state: Record<string, unknown>,
+  device?: Pick<CapabilitySource, 'commands' | 'driverKey' | 'capabilities'>,
+): DeviceReading {
+  const written = device ? commandStateKeys(device) : NO_STATE_KEYS;
+  const read = (field: KeyedReadingField) => readKeyed(field, state, attributes.stateKeys, written);
   switch (deviceClass) {
     case 'light': {
       const on = isOn(state);
-      return known({ on, brightness: percent(state.brightness), colorTempKelvin: kelvinOf(state), hue: num(state.hue), saturation: percent(state.saturation) });
+      return known({ on, brightness: read('brightness'), colorTempKelvin: kelvinOf(state), hue: read('hue'), saturation: read('saturation') });
     }
     case 'switch':
     case 'outlet':
       return known({ on: isOn(state), ...(num(state.power_w) !== undefined || typeof state.power === 'number' ? { value: num(state.power_w) ?? num(state.power), unit: 'W' } : {}) });
     case 'cover':
-      return known(coverReading(state));
+      return known(coverReading(state, read));
     case 'climate':
       return known({
         on: isOn(state),
-        currentTemperature: num(state.current_temperature) ?? num(state.temperature),
-        targetTemperature: num(state.target_temperature) ?? num(state.setpoint),
+        currentTemperature: read('currentTemperature'),
+        targetTemperature: read('targetTemperature'),
         hvacMode: str(state.hvac_mode) ?? str(state.mode),
         hvacAction: word(state.hvac_action),
-        humidity: num(state.humidity) ?? num(state.current_humidity),
+        humidity: read('humidity'),
       });
     case 'fan': {
       const direction = word(state.direction);
       return known({
         on: isOn(state),
-        percentage: percent(state.percentage) ?? percent(state.speed),
+        percentage: read('percentage'),
         oscillating: typeof state.oscillating === 'boolean' ? state.oscillating : undefined,
         direction: direction === 'forward' || direction === 'reverse' ? direction : undefined,
       });
@@ -211,7 +321,7 @@ export function readingOf(deviceClass: DeviceClass, attributes: DeviceAttributes
       return known({
         on: isOn(state),
         playback: word(state.playback),
-        volume: percent(state.volume),
+        volume: read('volume'),
         muted: typeof state.muted === 'boolean' ? state.muted : undefined,
         input: str(state.input) ?? str(state.source),
         app: str(state.app),
@@ -236,6 +346,6 @@ export function modelOf(device: LogicalDevice, state: Record<string, unknown>): 
   const capabilities = deriveCapabilities(device, state);
   const deviceClass = deriveDeviceClass(device, capabilities);
   const attributes = deriveAttributes(deviceClass, capabilities, state, device.declaredAttributes);
-  return { capabilities, deviceClass, attributes, reading: readingOf(deviceClass, attributes, state) };
+  return { capabilities, deviceClass, attributes, reading: readingOf(deviceClass, attributes, state, device) };
 }
 
