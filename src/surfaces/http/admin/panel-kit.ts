@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../../hub.js';
 import { ADMIN_COOKIE } from '../credentials.js';
 import type { FormAction } from '../web/forms.js';
+import { bindSecretForm, type SecretFormAction } from '../web/secret-page.js';
 import { bindAreaForm, bindPage as bindAreaPage, type PageRoute, type WebArea } from '../web/pages.js';
 import { adminCredential } from './credential.js';
 
@@ -37,4 +38,9 @@ export function bindPage(app: FastifyInstance, hub: Hub, route: PageRoute): void
 /** A form of the admin panel (tag `admin`, the admin credential). */
 export function adminForm(app: FastifyInstance, hub: Hub, action: FormAction): void {
   bindAreaForm(app, hub, ADMIN_AREA, action);
+}
+
+/** A form of the admin panel that creates a secret: its answer is the page that shows it once (never a URL). */
+export function adminSecretForm(app: FastifyInstance, hub: Hub, action: SecretFormAction): void {
+  bindSecretForm(app, hub, ADMIN_AREA, action);
 }

@@ -4,7 +4,7 @@ import type { Hub } from '../../../../hub.js';
 import type { CallInput } from '../../../../platform/operations.js';
 import { defined, file, text, type UploadedFile } from '../../web/forms.js';
 import { csrfField, html, type Html } from '../../web/html.js';
-import { adminForm, bindPage } from '../panel-kit.js';
+import { adminForm, adminSecretForm, bindPage } from '../panel-kit.js';
 
 interface PropertySchema {
   type: 'string' | 'number' | 'integer' | 'boolean';
@@ -223,15 +223,21 @@ ${tokens.map(
       done: (r) => `Driver ${(r as { driverKey: string }).driverKey} ${sentence}.`,
     });
   }
-  adminForm(app, hub, {
+  adminSecretForm(app, hub, {
     url: '/panel/driver-tokens/create',
-    summary: 'Admin panel form: issue a driver token for a driverKey (shown once).',
+    summary: 'Admin panel form: issue a driver token for a driverKey (shown once, on the page this form answers with).',
     operation: driverTokens.create,
     input: (f) => ({ json: defined({ driverKey: text(f, 'driverKey'), label: text(f, 'label') }) }),
     back: () => BACK,
-    done: (r) => {
-      const t = r as { driverKey: string; token: string };
-      return `Token for ${t.driverKey} created: ${t.token} (shown only now; copy it into the driver's configuration).`;
+    backLabel: 'Back to the drivers',
+    reveal: (r) => {
+      const t = r as { driverKey: string; label?: string | null; token: string };
+      return {
+        title: 'New driver token',
+        noun: 'the token',
+        secret: t.token,
+        about: html`<p>Token for <strong>${t.driverKey}</strong>${t.label ? html` (${t.label})` : ''}. Copy it into the driver's configuration: it sends it as <code>token</code> in <code>driver.register</code>, or as <code>Authorization: Bearer</code> on the WebSocket upgrade.</p>`,
+      };
     },
   });
   adminForm(app, hub, {

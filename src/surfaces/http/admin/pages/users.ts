@@ -3,7 +3,7 @@ import type { Hub } from '../../../../hub.js';
 import type { UserView } from '../../../../domain/auth/model.js';
 import { checked, defined, num, text } from '../../web/forms.js';
 import { csrfField, html } from '../../web/html.js';
-import { adminForm, bindPage } from '../panel-kit.js';
+import { adminForm, adminSecretForm, bindPage } from '../panel-kit.js';
 
 interface Invite {
   id: string;
@@ -106,13 +106,22 @@ ${i.state === 'active' ? html`<form method="post" action="/admin/panel/invites/$
     back: () => BACK,
     done: () => 'Players assigned.',
   });
-  adminForm(app, hub, {
+  adminSecretForm(app, hub, {
     url: '/panel/invites/create',
-    summary: 'Admin panel form: issue an invite code.',
+    summary: 'Admin panel form: issue an invite code (shown once, on the page this form answers with).',
     operation: invites.create,
     input: (f) => ({ json: defined({ note: text(f, 'note'), role: text(f, 'role'), expiresInHours: num(f, 'expiresInHours') }) }),
     back: () => BACK,
-    done: (r) => `Invite created: code ${(r as { code: string }).code} (shown only now).`,
+    backLabel: 'Back to the users',
+    reveal: (r) => {
+      const invite = r as Invite & { code: string };
+      return {
+        title: 'New invite',
+        noun: 'the code',
+        secret: invite.code,
+        about: html`<p>Invite${invite.note ? html` for <strong>${invite.note}</strong>` : ''}: a new ${invite.role} account, until ${new Date(invite.expiresAt).toISOString()}. Give the code to the person; they enter it once, when they create their account in the app.</p>`,
+      };
+    },
   });
   adminForm(app, hub, {
     url: '/panel/invites/:id/revoke',
