@@ -191,9 +191,11 @@ describe('replication', () => {
     const { events, peers, replication, applied, placementChanges } = setup();
     const replicas: string[] = [];
     events.onAny({}, (event, _p, origin) => replicas.push(`${String(event)}:${origin}`));
-    replication.applyEvent('b', 'driver.connected', { driverKey: 'lamp', instanceId: 'ws:1', transport: 'ws', actionTimeoutMs: 700, at: 1 });
+    replication.applyEvent('b', 'driver.connected', { driverKey: 'lamp', instanceId: 'ws:1', transport: 'websocket', actionTimeoutMs: 700, remoteAddress: '192.0.2.7', at: 1 });
     expect(peers.ids()).toEqual(['b']);
-    expect(peers.holding('lamp')).toEqual({ id: 'b', link: { driverKey: 'lamp', actionTimeoutMs: 700 } });
+    // With its transport and address: DRIVER_AUTH=open's takeover check spans the instances.
+    expect(peers.holding('lamp')).toEqual({ id: 'b', link: { driverKey: 'lamp', actionTimeoutMs: 700, transport: 'websocket', remoteAddress: '192.0.2.7' } });
+    expect(peers.linksOfDriver('lamp')).toEqual([{ driverKey: 'lamp', actionTimeoutMs: 700, transport: 'websocket', remoteAddress: '192.0.2.7' }]);
     replication.applyEvent('b', 'device.state_changed', state('d1', { on: true }));
     replication.applyEvent('b', 'driver.disconnected', { driverKey: 'lamp', instanceId: 'ws:1', reason: 'closed', at: 2 });
     expect(peers.holding('lamp')).toBeUndefined();
