@@ -206,7 +206,13 @@ describe('two instances on one PostgreSQL database', () => {
       const { body } = await call(b.url, 'GET', '/v1/os/devices', token);
       return (body.devices as Array<{ id: string; driverKey: string }>).find((d) => d.driverKey === 'js-lamp')?.id;
     }, 5000, 'the lamp listed on B');
-    const toggled = await call(b.url, 'POST', `/v1/os/devices/${lampId}/command`, token, { command: 'toggle' });
+    // A driver process that has just started registers a moment later; until then the hub answers
+    // 503 DRIVER_OFFLINE with Retry-After, and a client retries, as this one does (bounded).
+    const toggled = await eventually(async () => {
+      const answer = await call(b.url, 'POST', `/v1/os/devices/${lampId}/command`, token, { command: 'toggle' });
+      if (answer.status === 503) return undefined;
+      return answer;
+    }, 5000, 'the lamp commanded on B');
     expect(toggled.status, JSON.stringify(toggled.body)).toBe(200);
 
     // Nothing acknowledged is lost, and the driver that was on A is seen gone.
