@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 
 /**
  * Which program listens on a TCP port, for a status that names it ("port 8443 is held by nginx
@@ -27,9 +28,21 @@ export async function portHolder(port: number, procRoot = '/proc'): Promise<{ pi
     for (const fd of fds) {
       const target = await fs.readlink(`${procRoot}/${pid}/fd/${fd}`).catch(() => '');
       if (!wanted.has(target)) continue;
-      const command = (await fs.readFile(`${procRoot}/${pid}/comm`, 'utf8').catch(() => 'unknown')).trim();
-      return { pid: Number(pid), command };
+      return { pid: Number(pid), command: await commandOf(`${procRoot}/${pid}`) };
     }
   }
   return undefined;
+}
+
+/**
+ * The program's name: the file its command line started (`/usr/sbin/nginx` → nginx; a process
+ * that rewrites its title, `nginx: master process …` → nginx), else `comm`, which is a thread's
+ * name and says `MainThread` for Node 24.
+ */
+async function commandOf(procDir: string): Promise<string> {
+  const cmdline = await fs.readFile(`${procDir}/cmdline`, 'utf8').catch(() => '');
+  const first = cmdline.split('\0')[0]?.trim().split(/\s/)[0] ?? '';
+  const name = path.basename(first).replace(/:$/, '');
+  if (name) return name;
+  return (await fs.readFile(`${procDir}/comm`, 'utf8').catch(() => 'unknown')).trim();
 }
