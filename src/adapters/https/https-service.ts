@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import type { HttpsConfig } from '../../config.js';
-import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
+import type { TimerHandle, Timers } from '../../platform/clock.js';
 import type { ModuleLog } from '../../platform/module.js';
 import { portHolder } from '../../platform/port-holder.js';
 
@@ -55,7 +55,6 @@ export interface HttpsStatus {
 export interface HttpsServiceDeps {
   config: HttpsConfig;
   host: string;
-  clock: Clock;
   timers: Timers;
   log: ModuleLog;
   /** The hub's names and LAN addresses now (lanIdentity of os.hostname() and os.networkInterfaces()). */

@@ -49,7 +49,6 @@ export function httpsModule(deps: { config: HttpsConfig; host: string; dataDir: 
   const service = new HttpsService({
     config: deps.config,
     host: deps.host,
-    clock: deps.clock,
     timers: deps.timers,
     log: deps.log,
     identity: () => lanIdentity(os.hostname(), os.networkInterfaces(), deps.config.extraNames),
