@@ -149,8 +149,13 @@ export function bindOperation<O extends Operation>(app: FastifyInstance, registr
         },
         callerOf(request, credential),
       );
-      if (result instanceof Promise) return result.then((value) => answer(value, request, reply));
-      return answer(result, request, reply);
+      // A reply sent later than the handler's turn is answered by returning the reply itself
+      // (Fastify then waits for it to finish). Resolving with nothing instead tells Fastify the
+      // handler never sent, and when the send is still in flight (a compressed body is written
+      // after zlib's turn) it sends an empty reply over the real one.
+      if (result instanceof Promise) return result.then((value) => answer(value, request, reply)).then(() => reply);
+      const answered = answer(result, request, reply);
+      return answered instanceof Promise ? answered.then(() => reply) : undefined;
     },
   });
 }

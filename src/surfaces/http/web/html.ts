@@ -133,5 +133,13 @@ export function flashOf(query: unknown): PageOptions['flash'] {
   return undefined;
 }
 
-/** The hidden CSRF field every form carries. */
-export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
+/** A token as csrfTokenFor makes it (base64url): safe as an unquoted attribute value. */
+const BARE_TOKEN = /^[\w-]+$/;
+
+/**
+ * The hidden CSRF field every form carries. The page has the token once for scripts
+ * (`meta[name=csrf-token]`, sent as `x-csrf-token`), but a form posted without JavaScript can
+ * only send its own fields, so each keeps one, written as short as HTML allows. Compressed, its
+ * repeats cost next to nothing (each is a back-reference to the first).
+ */
+export const csrfField = (token: string) => (BARE_TOKEN.test(token) ? raw(`<input type=hidden name=_csrf value=${token}>`) : html`<input type="hidden" name="_csrf" value="${token}">`);
