@@ -5,8 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // dist/ built once for the run; one embedded PostgreSQL server for the run (the storage tests
-    // make a database each on it).
-    globalSetup: ['test/support/build-global.ts', 'test/support/postgres-global.ts'],
+    // make a database each on it); one Node for Homebridge 2 where the tests' own is too old.
+    globalSetup: ['test/support/build-global.ts', 'test/support/postgres-global.ts', 'test/support/node-runtime-global.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -54,6 +54,8 @@ export interface Config {
   accessoryHubRegistry: string;
   /** Interfaces Homebridge's servers bind to (`all` for every one). */
   accessoryHubBind: string[];
+  /** ACCESSORY_HUB_NODE: the Node that runs Homebridge (a path); unset, the hub's own when Homebridge supports it, else one the hub installs under DATA_DIR/runtimes. */
+  accessoryHubNode?: string;
   /** Who may read GET /metrics: a bearer of scope `metrics` (`token`), or any caller on loopback (`loopback`), or nobody (`off`). */
   metricsAccess: 'token' | 'loopback' | 'off';
   /** The assistant's backend: the local intent engine, or an Ollama-compatible server. */
@@ -307,6 +309,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     accessoryHubRegistry: env.ACCESSORY_HUB_REGISTRY ? url(env, 'ACCESSORY_HUB_REGISTRY') : npmRegistry(env),
     // Loopback unless told: insecure mode answers anyone who has the setup code, so the LAN gets it only by choice.
     accessoryHubBind: text(env, 'ACCESSORY_HUB_BIND', '127.0.0.1').split(',').map((s) => s.trim()).filter(Boolean),
+    ...(env.ACCESSORY_HUB_NODE?.trim() ? { accessoryHubNode: path.resolve(cwd, env.ACCESSORY_HUB_NODE.trim()) } : {}),
     metricsAccess: oneOf(env, 'METRICS_ACCESS', ['token', 'loopback', 'off'], 'token'),
     aiBackend: oneOf(env, 'AI_BACKEND', ['intents', 'ollama'], 'intents'),
     aiOllamaUrl: (env.AI_OLLAMA_URL ? url(env, 'AI_OLLAMA_URL') : 'http://127.0.0.1:11434/').replace(/\/+$/, ''),

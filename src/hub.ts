@@ -7,6 +7,7 @@ import { OllamaBackend } from './adapters/ollama/ollama-backend.js';
 import { NetFreePortFinder } from './adapters/hap/free-port.js';
 import { HttpHapClient } from './adapters/hap/hap-client.js';
 import { findHomebridge } from './adapters/hap/homebridge-install.js';
+import { NodeRuntimes } from './adapters/node-runtime/node-runtimes.js';
 import { HttpPluginRegistry } from './adapters/hap/npm-registry.js';
 import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
 import { AndroidTvPairer } from './adapters/androidtv/cast-pairer.js';
@@ -478,6 +479,15 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
           log: component('accessory-hub'),
           defaultPort: config.accessoryHubPort,
           freePorts: new NetFreePortFinder(),
+          runtime: new NodeRuntimes({
+            dir: path.join(config.dataDir, 'runtimes'),
+            registryUrl: config.accessoryHubRegistry,
+            ...(config.accessoryHubNode ? { configured: config.accessoryHubNode } : {}),
+            installTimeoutMs: config.driverInstallTimeoutMs,
+            processes: processRunner,
+            timers,
+            log: component('node-runtime'),
+          }),
           plugins: {
             registry: new HttpPluginRegistry(),
             registryUrl: config.accessoryHubRegistry,

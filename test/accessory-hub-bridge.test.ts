@@ -8,7 +8,7 @@ import { freePort } from './support/net.js';
 import { SseClient } from './support/sse-client.js';
 
 /**
- * The plugin bridge (docs/accessory-hub.md) in a real Homebridge 1.11.4 on loopback: a WebSocket
+ * The plugin bridge (docs/accessory-hub.md) in a real Homebridge (2.x) on loopback: a WebSocket
  * driver's devices of every kind HomeKit shows, checked over HAP (insecure mode, the setup code as
  * authorization) as a HomeKit controller would see them.
  */

@@ -12,7 +12,7 @@ import { freePort } from './support/net.js';
 
 /**
  * Homebridge accessories as devices of the model (docs/accessory-hub.md, "Services as device
- * classes"): the real Homebridge 1.11.4 runs the fixture plugin `homebridge-hcs-classes` (one
+ * classes"): the real Homebridge (2.x) runs the fixture plugin `homebridge-hcs-classes` (one
  * accessory per HAP service the hub maps, one with two services, one with a service of its own);
  * every accessory is imported, and each device is checked over the hub's REST API against
  * Homebridge's own characteristics read over HAP. One Homebridge start for the file.

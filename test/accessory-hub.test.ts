@@ -5,6 +5,10 @@ import { startNpmRegistry, type NpmRegistry } from './support/npm-registry.js';
 import { startServer, tempDataDir, type TestServer } from './support/server.js';
 import { eventually, TestDriver, type Message } from './support/ws-driver.js';
 import { freePort } from './support/net.js';
+import { findHomebridge } from '../src/adapters/hap/homebridge-install.js';
+
+/** The Homebridge the hub manages (package.json pins it). */
+const HOMEBRIDGE_VERSION = findHomebridge()!.version;
 
 const FIXTURE = path.resolve(import.meta.dirname, 'fixtures/homebridge-hcs-test');
 
@@ -30,10 +34,13 @@ beforeAll(async () => {
   // The test plugin is published to a registry on loopback, with one whose install script fails.
   registry = await startNpmRegistry([
     { name: 'homebridge-hcs-test', version: '1.0.0', files: { 'package.json': fixture('package.json'), 'index.js': fixture('index.js'), 'config.schema.json': fixture('config.schema.json') } },
+    // One that declares no Homebridge version (Homebridge refuses to load it), and one that declares only 1.x (Homebridge 2 loads it, warning).
+    { name: 'homebridge-hcs-unversioned', version: '0.2.0', files: { 'package.json': JSON.stringify({ name: 'homebridge-hcs-unversioned', version: '0.2.0', keywords: ['homebridge-plugin'], engines: { node: '>=18' } }), 'index.js': '' } },
+    { name: 'homebridge-hcs-one', version: '1.4.0', files: { 'package.json': JSON.stringify({ name: 'homebridge-hcs-one', version: '1.4.0', keywords: ['homebridge-plugin'], engines: { homebridge: '^1.6.0' } }), 'index.js': 'module.exports = () => undefined;\n' } },
     {
       name: 'homebridge-hcs-broken',
       version: '0.1.0',
-      files: { 'package.json': JSON.stringify({ name: 'homebridge-hcs-broken', version: '0.1.0', description: 'Fails to install', keywords: ['homebridge-plugin'], scripts: { install: 'node -e "process.exit(3)"' } }), 'index.js': '' },
+      files: { 'package.json': JSON.stringify({ name: 'homebridge-hcs-broken', version: '0.1.0', description: 'Fails to install', keywords: ['homebridge-plugin'], engines: { homebridge: '^1.6.0 || ^2.0.0' }, scripts: { install: 'node -e "process.exit(3)"' } }), 'index.js': '' },
     },
   ]);
   const dataDir = tempDataDir();
@@ -74,13 +81,13 @@ const post = async (p: string, body: unknown = {}) => {
 describe('accessory hub: a managed Homebridge', () => {
   it('reports the running Homebridge: pid, version, pairing code and QR payload, plugins', async () => {
     const s = await status();
-    expect(s).toMatchObject({ enabled: true, state: 'running', pid: expect.any(Number), version: '1.11.4', bridge: { name: 'HCS Test Bridge', port, pin: '031-45-154' }, pluginCount: 0 });
+    expect(s).toMatchObject({ enabled: true, state: 'running', pid: expect.any(Number), version: HOMEBRIDGE_VERSION, node: { version: expect.stringMatching(/^v(22|24)\./), source: process.env.HCS_TEST_HOMEBRIDGE_NODE ? 'configured' : 'hub' }, bridge: { name: 'HCS Test Bridge', port, pin: '031-45-154' }, pluginCount: 0 });
     expect((s.bridge as Json).setupUri).toMatch(/^X-HM:\/\/[0-9A-Z]+$/);
   });
 
   it('searches and resolves plugins through the registry, and refuses names that are no plugin names', async () => {
     const search = (await (await server.request('GET', '/v1/os/accessory-hub/plugins/search?q=hcs', { token })).json()) as { results: Array<{ name: string }> };
-    expect(search.results.map((r) => r.name).sort()).toEqual(['homebridge-hcs-broken', 'homebridge-hcs-test']);
+    expect(search.results.map((r) => r.name).sort()).toEqual(['homebridge-hcs-broken', 'homebridge-hcs-one', 'homebridge-hcs-test', 'homebridge-hcs-unversioned']);
     const resolved = (await (await server.request('GET', '/v1/os/accessory-hub/plugins/resolve?name=homebridge-hcs-test', { token })).json()) as Json;
     expect(resolved).toMatchObject({ name: 'homebridge-hcs-test', versions: ['1.0.0'], distTags: { latest: '1.0.0' }, latest: { engines: { homebridge: '>=1.6.0' } }, verified: null });
     for (const name of ['homebridge-x;rm -rf ~', 'homebridge-$(reboot)', 'left-pad', '../homebridge-up', 'Homebridge-Caps']) {
@@ -192,6 +199,21 @@ describe('accessory hub: a managed Homebridge', () => {
     await eventually(async () => (await queue()).length === 0, 10_000, 'acknowledged by the plugin');
     expect((await server.request('POST', '/v1/os/accessory-hub/plugin/import-commands/nope/ack', { token: pluginToken(), body: {} })).status).toBe(404);
   });
+
+  it("refuses a plugin that declares no Homebridge version, naming what it declares, and takes one that declares only 1.x, saying it does not fit", async () => {
+    const manifest = fs.readFileSync(path.join(hubDir, 'package.json'), 'utf8');
+    const refused = await post('/plugins/homebridge-hcs-unversioned/install');
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ code: 'PLUGIN_NOT_FOR_THIS_HOMEBRIDGE', message: `homebridge-hcs-unversioned@0.2.0 declares no Homebridge version it works with (its engines: node >=18, no homebridge), and Homebridge ${HOMEBRIDGE_VERSION} loads no plugin without one; it was not installed.` });
+    expect(fs.readFileSync(path.join(hubDir, 'package.json'), 'utf8')).toBe(manifest);
+    expect(fs.existsSync(path.join(hubDir, 'node_modules', 'homebridge-hcs-unversioned'))).toBe(false);
+
+    const taken = await post('/plugins/homebridge-hcs-one/install');
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    expect(taken.body).toMatchObject({ name: 'homebridge-hcs-one', installed: true, version: '1.4.0', homebridgeRange: '^1.6.0', fitsHomebridge: HOMEBRIDGE_VERSION.startsWith('1.') });
+    await eventually(async () => ((await status()).state === 'running' ? true : undefined), 30_000, 'Homebridge running with the 1.x plugin');
+    expect((await post('/plugins/homebridge-hcs-one/uninstall')).status).toBe(200);
+  }, 90_000);
 
   it('keeps its previous plugins when an install script fails', async () => {
     const manifest = fs.readFileSync(path.join(hubDir, 'package.json'), 'utf8');

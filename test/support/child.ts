@@ -31,7 +31,7 @@ export function buildService(): void {
 export async function spawnServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ChildServer> {
   const proc = spawn(process.execPath, START, {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ACCESSORY_HUB: 'off', HTTPS_PORT: 'off', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ACCESSORY_HUB: 'off', HTTPS_PORT: 'off', ...homebridgeNode(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -58,7 +58,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 20_00
 export async function runServerToExit(env: Record<string, string>, timeoutMs = 20_000) {
   const proc = spawn(process.execPath, START, {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ACCESSORY_HUB: 'off', HTTPS_PORT: 'off', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ACCESSORY_HUB: 'off', HTTPS_PORT: 'off', ...homebridgeNode(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -68,4 +68,9 @@ export async function runServerToExit(env: Record<string, string>, timeoutMs = 2
   const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
   clearTimeout(timer);
   return { code, output };
+}
+
+/** The Node Homebridge 2 runs on where the tests' own is too old (test/support/node-runtime-global.ts). */
+function homebridgeNode(): Record<string, string> {
+  return process.env.HCS_TEST_HOMEBRIDGE_NODE ? { ACCESSORY_HUB_NODE: process.env.HCS_TEST_HOMEBRIDGE_NODE } : {};
 }

@@ -9,7 +9,7 @@ import * as tar from 'tar';
 export interface RegistryPackage {
   name: string;
   version: string;
-  /** File name → content, inside the package (package.json is written from name and version unless given). */
+  /** File path (`bin/node`: folders are made; files under bin/ are executable) → content, inside the package (package.json is written from name and version unless given). */
   files: Record<string, string>;
 }
 
@@ -31,7 +31,10 @@ function tarball(pkg: RegistryPackage): Buffer {
   try {
     fs.mkdirSync(path.join(dir, 'package'));
     const files = { 'package.json': JSON.stringify({ name: pkg.name, version: pkg.version, main: 'index.js' }), ...pkg.files };
-    for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(dir, 'package', name), content);
+    for (const [name, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, 'package', name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'package', name), content, { mode: name.startsWith('bin/') ? 0o755 : 0o644 });
+    }
     const out = path.join(dir, 'package.tgz');
     tar.c({ gzip: true, cwd: dir, file: out, sync: true, portable: true }, ['package']);
     return fs.readFileSync(out);

@@ -51,6 +51,8 @@ export async function startServer(
     ACCESSORY_HUB: 'off',
     // HTTPS only where a test asks for it: its default port (8443) is one for the whole machine.
     HTTPS_PORT: 'off',
+    // The Node Homebridge 2 runs on where the tests' own is too old (test/support/node-runtime-global.ts).
+    ...(process.env.HCS_TEST_HOMEBRIDGE_NODE ? { ACCESSORY_HUB_NODE: process.env.HCS_TEST_HOMEBRIDGE_NODE } : {}),
     ...options.env,
   });
   const clock = options.clock ?? new ManualClock(Date.now());

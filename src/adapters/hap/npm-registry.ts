@@ -26,7 +26,7 @@ export class HttpPluginRegistry implements PluginRegistry {
     const res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.timeoutMs) });
     if (res.status === 404) return undefined;
     if (!res.ok) throw new Error(`the registry answered ${res.status}`);
-    const body = (await res.json()) as { name: string; description?: string; 'dist-tags'?: Record<string, string>; versions?: Record<string, { engines?: Record<string, string>; keywords?: string[] }> };
+    const body = (await res.json()) as { name: string; description?: string; 'dist-tags'?: Record<string, string>; versions?: Record<string, { engines?: Record<string, string>; peerDependencies?: Record<string, string>; keywords?: string[] }> };
     const distTags = body['dist-tags'] ?? {};
     const latest = distTags.latest ? body.versions?.[distTags.latest] : undefined;
     return {
@@ -34,6 +34,13 @@ export class HttpPluginRegistry implements PluginRegistry {
       ...(body.description ? { description: body.description } : {}),
       distTags,
       versions: Object.keys(body.versions ?? {}),
+      requires: Object.fromEntries(
+        Object.entries(body.versions ?? {}).map(([version, manifest]) => {
+          const homebridge = manifest.engines?.homebridge ?? manifest.peerDependencies?.homebridge;
+          const node = manifest.engines?.node;
+          return [version, { ...(typeof homebridge === 'string' ? { homebridge } : {}), ...(typeof node === 'string' ? { node } : {}) }];
+        }),
+      ),
       ...(latest && distTags.latest ? { latest: { version: distTags.latest, ...(latest.engines ? { engines: latest.engines } : {}), ...(latest.keywords ? { keywords: latest.keywords } : {}) } } : {}),
     };
   }

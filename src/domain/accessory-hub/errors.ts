@@ -9,6 +9,7 @@ export const accessoryHubErrors = defineErrors({
   PLUGIN_NOT_FOUND: ['not_found', 'No plugin {name} is installed or catalogued.'],
   PLUGIN_NOT_IN_REGISTRY: ['not_found', 'The registry has no package {name}{version}.'],
   PLUGIN_INSTALL_FAILED: ['unprocessable', 'Installing {name} failed ({problem}); the accessory hub keeps its previous plugins.'],
+  PLUGIN_NOT_FOR_THIS_HOMEBRIDGE: ['unprocessable', '{name}@{version} declares no Homebridge version it works with (its engines: {engines}), and Homebridge {homebridge} loads no plugin without one; it was not installed.'],
   PLUGIN_NOT_INSTALLED: ['conflict', 'Plugin {name} is not installed.'],
   PLUGIN_HAS_NO_CONFIG_SCHEMA: ['not_found', 'Plugin {name} has no config.schema.json.'],
   INVALID_PLUGIN_CONFIG: ['invalid', 'The configuration does not fit the schema of {name}: {problem}.'],

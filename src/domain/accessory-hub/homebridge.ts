@@ -5,12 +5,14 @@ import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { FileStore } from '../../platform/files.js';
 import { OutputTail, type ProcessExit, type ProcessRunner, type RunningProcess } from '../../platform/processes.js';
 import { accessoryHubErrors } from './errors.js';
-import type { FreePortFinder, HapAccessory, HapClient } from './ports.js';
+import type { FreePortFinder, HapAccessory, HapClient, NodeRuntime, NodeRuntimeProvider } from './ports.js';
 
 export interface HomebridgeInstall {
   /** The `homebridge` program (its bin script, run with this Node). */
   bin: string;
   version: string;
+  /** Its `engines.node` (Homebridge 2: `^22 || ^24`): the Node it is run with must satisfy it. */
+  node?: string;
 }
 
 export interface AccessoryHubSettings {
@@ -37,7 +39,12 @@ export interface AccessoryHubDeps {
   defaultPort: number;
   /** Picks the HAP port of a new config.json: the default one when it is free. */
   freePorts: FreePortFinder;
-  nodePath?: string;
+  /**
+   * Finds the Node that runs Homebridge and builds its plugins: the hub's own when it satisfies
+   * Homebridge's `engines.node`, else one installed on first use (src/adapters/node-runtime).
+   * Unset, the hub's own Node runs it.
+   */
+  runtime?: NodeRuntimeProvider;
   /** ACCESSORY_HUB=on: Homebridge runs whether or not anything uses it. */
   forced?: boolean;
   /** Whether the hub's devices are shown in Apple Home (the plugin bridge then has work). */
@@ -68,6 +75,8 @@ export function isHomebridgePlugin(name: string, pkg: { keywords?: unknown } | u
   return PLUGIN_NAME.test(name) && Array.isArray(pkg?.keywords) && pkg.keywords.includes('homebridge-plugin');
 }
 
+/** The Homebridge version that last ran on the folder, as the hub recorded it. */
+const VERSION_FILE = '.homebridge-version';
 const STOP_GRACE_MS = 3000;
 const FIRST_RESTART_MS = 1000;
 const MAX_RESTART_MS = 30_000;
@@ -117,8 +126,20 @@ export class HomebridgeSupervisor {
   private queuedRestart: Promise<void> | undefined;
   private readonly configFollowers: Array<(config: Record<string, unknown>) => void> = [];
   private readonly launchSteps: Array<() => Promise<void>> = [];
+  /** The Homebridge version that ran on this folder before the current one, when it changed since the hub started. */
+  private migratedFrom: string | undefined;
+  /** The version the record names ('' for a folder Homebridge never ran on), read at the first start. */
+  private ranBefore: string | undefined;
+  /** The Node Homebridge runs on, once found (or installed). */
+  private node: NodeRuntime | undefined;
+  private finding: Promise<NodeRuntime> | undefined;
 
   constructor(private readonly deps: AccessoryHubDeps) {}
+
+  /** The managed Homebridge's version. */
+  get version(): string {
+    return this.deps.install.version;
+  }
 
   private get configFile() {
     return path.join(this.deps.dir, 'config.json');
@@ -138,6 +159,33 @@ export class HomebridgeSupervisor {
     await this.deps.files.makeFolder(this.pluginsDir);
     await this.deps.files.makeFolder(this.builtinPluginsDir);
     await this.ensureConfig();
+    this.ranBefore ??= await this.versionThatRanBefore();
+  }
+
+  /**
+   * Another Homebridge version than the one that last ran on this folder (1.11 before 2.x): the
+   * folder is taken over as it is. Homebridge 2 reads 1.x's config.json, its pairings and
+   * identifier caches (persist/) and its cached accessories unchanged, so phones stay paired and
+   * accessories keep their ids; only the version the hub records changes, once the new one runs
+   * (a Homebridge 2 that never started, for want of a Node, took nothing over). Told once, in the
+   * log and the status (`migratedFrom`).
+   */
+  private async versionThatRanBefore(): Promise<string> {
+    const recorded = (await this.deps.files.readText(path.join(this.deps.dir, VERSION_FILE)).catch(() => undefined))?.trim();
+    // A folder Homebridge ran on without the record is one of the hubs before it, which ran 1.11.
+    return recorded || ((await this.deps.files.exists(path.join(this.deps.dir, 'persist'))) ? '1.11' : '');
+  }
+
+  private async recordVersionRunning(): Promise<void> {
+    const current = this.deps.install.version;
+    const previous = this.ranBefore;
+    if (previous === undefined || previous === current) return;
+    this.ranBefore = current;
+    if (previous) {
+      this.migratedFrom = previous;
+      this.deps.log.info({ from: previous, to: current }, `Homebridge ${previous} to ${current}: config.json, the pairings and the cached accessories are kept as they are`);
+    }
+    await this.deps.files.writeAtomic(path.join(this.deps.dir, VERSION_FILE), `${current}\n`).catch((err: Error) => this.deps.log.warn({ err: err.message }, 'the Homebridge version record was not written'));
   }
 
   /**
@@ -201,8 +249,50 @@ export class HomebridgeSupervisor {
     for (const step of this.launchSteps) await step();
     this.hapPort = (await this.settings()).port;
     this.halted = undefined;
+    if (!this.node) {
+      this.state = 'starting';
+      try {
+        await this.nodeRuntime();
+      } catch (err) {
+        // Nothing to restart into: failed, and tried again at the next start, restart or resync.
+        this.state = 'failed';
+        this.lastError = (err as Error).message;
+        this.deps.log.error({ err: this.lastError }, 'Homebridge cannot start: no Node it supports');
+        return;
+      }
+    }
     this.wanted = true;
     if (!this.child?.running) this.launch();
+  }
+
+  /**
+   * The Node that runs Homebridge and the npm that installs its plugins (with that Node, so that
+   * a plugin's native part is built for the Node that loads it). Found once; the first start of a
+   * hub on an older Node installs one (its output goes to the status's recent output).
+   */
+  async nodeRuntime(): Promise<NodeRuntime> {
+    if (this.node) return this.node;
+    const range = this.deps.install.node;
+    if (!range || !this.deps.runtime) {
+      this.node = { node: process.execPath, version: process.version, source: 'hub', npm: { command: process.platform === 'win32' ? 'npm.cmd' : 'npm', args: [], env: {} } };
+      return this.node;
+    }
+    this.finding ??= this.deps.runtime
+      .runtimeFor(range, (line) => this.tail.push(line))
+      .then(
+        (found) => {
+          this.node = found;
+          if (found.source !== 'hub') this.deps.log.info({ node: found.version, source: found.source }, `Homebridge ${this.deps.install.version} runs on Node ${found.version} (it needs ${range}; the hub runs ${process.version})`);
+          return found;
+        },
+        (err: Error) => {
+          throw new Error(`Homebridge ${this.deps.install.version} needs Node ${range}, and the hub runs Node ${process.version}: ${err.message}. Set ACCESSORY_HUB_NODE to a Node that fits, or let the hub reach the npm registry.`);
+        },
+      )
+      .finally(() => {
+        this.finding = undefined;
+      });
+    return this.finding;
   }
 
   private async stopNow(): Promise<void> {
@@ -288,6 +378,8 @@ export class HomebridgeSupervisor {
       ...(this.child?.pid !== undefined && (this.state === 'starting' || this.state === 'running') ? { pid: this.child.pid } : {}),
       ...(this.startedAt !== undefined && this.state === 'running' ? { uptimeSeconds: Math.round((this.deps.clock.now() - this.startedAt) / 1000) } : {}),
       version: this.deps.install.version,
+      ...(this.migratedFrom ? { migratedFrom: this.migratedFrom } : {}),
+      ...(this.node ? { node: { version: this.node.version, source: this.node.source } } : {}),
       restarts: this.restarts,
       ...(settings ? { bridge: { name: settings.name, port: settings.port, pin: settings.pin, ...(this.setupUri ? { setupUri: this.setupUri } : {}) } } : {}),
       pluginCount: usage.plugins,
@@ -327,10 +419,12 @@ export class HomebridgeSupervisor {
         this.startedAt = this.deps.clock.now();
         this.lastError = undefined;
         this.deps.log.info({ pid: child.pid }, 'Homebridge is running');
+        void this.recordVersionRunning();
       }
     };
+    const node = this.node?.node ?? process.execPath;
     const child = this.deps.processes.start(
-      { label: 'homebridge', command: this.deps.nodePath ?? process.execPath, args, cwd: this.deps.dir, env: { ...process.env, NODE_OPTIONS: '' } },
+      { label: 'homebridge', command: node, args, cwd: this.deps.dir, env: { ...process.env, NODE_OPTIONS: '' } },
       {
         onStdoutLine: (line) => onLine(line.toString('utf8')),
         onStderrLine: onLine,

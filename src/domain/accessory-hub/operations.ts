@@ -12,7 +12,7 @@ const Status = Type.Object({
   enabled: Type.Boolean(),
   state: Type.String({
     description:
-      '`off` (ACCESSORY_HUB=off or Homebridge not installed), `stopped` (nothing uses it: no plugin installed and Apple Home off; `usedFor` says what it runs for), `starting`, `running`, `backoff` (restarting after a crash) or `failed` (its HAP port is taken: `lastError` says so; not retried until the port or the configuration changes, or a resync).',
+      '`off` (ACCESSORY_HUB=off or Homebridge not installed), `stopped` (nothing uses it: no plugin installed and Apple Home off; `usedFor` says what it runs for), `starting`, `running`, `backoff` (restarting after a crash) or `failed` (its HAP port is taken, or no Node it supports could be had: `lastError` says so; not retried until the port or the configuration changes, or a resync).',
   }),
   usedFor: Type.Optional(
     Type.Object(
@@ -23,6 +23,16 @@ const Status = Type.Object({
   pid: Type.Optional(Type.Integer()),
   uptimeSeconds: Type.Optional(Type.Integer()),
   version: Type.Optional(Type.String({ description: "Homebridge's version." })),
+  migratedFrom: Type.Optional(Type.String({ description: 'The Homebridge version that ran on its folder before this one (1.11.4 before 2.1.0): its config.json, pairings and cached accessories were taken over as they are.' })),
+  node: Type.Optional(
+    Type.Object(
+      {
+        version: Type.String({ description: 'The Node version, `v24.22.3`.' }),
+        source: Type.Union([Type.Literal('hub'), Type.Literal('configured'), Type.Literal('installed')], { description: "`hub`: the hub's own Node; `configured`: ACCESSORY_HUB_NODE; `installed`: one the hub installed from the npm registry under DATA_DIR/runtimes, because Homebridge needs a newer Node than the hub runs on." }),
+      },
+      { description: 'The Node that runs Homebridge and builds its plugins, once found.' },
+    ),
+  ),
   restarts: Type.Optional(Type.Integer()),
   bridge: Type.Optional(
     Type.Object({
@@ -179,6 +189,8 @@ const PluginView = Type.Object({
   verified: Type.Optional(Type.Boolean()),
   hasConfigSchema: Type.Boolean(),
   configBlocks: Type.Integer({ description: 'Platform or accessory blocks of config.json that are this plugin’s.' }),
+  homebridgeRange: Type.Optional(Type.String({ description: 'The Homebridge versions the installed plugin declares (`engines.homebridge`, else its peer dependency).' })),
+  fitsHomebridge: Type.Optional(Type.Boolean({ description: 'Whether the running Homebridge is in that range. Homebridge 2 loads a plugin that declares only `^1` with a warning; one that declares no Homebridge version is refused at install (422 PLUGIN_NOT_FOR_THIS_HOMEBRIDGE).' })),
 });
 
 export function pluginOperations(plugins: PluginManager | undefined) {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
+import semver from 'semver';
 import addFormatsModule from 'ajv-formats';
 import type { Clock } from '../../platform/clock.js';
 import type { DocumentCollection } from '../../platform/document-collection.js';
@@ -46,6 +47,18 @@ export interface PluginView {
   hasConfigSchema: boolean;
   /** The platform or accessory blocks of config.json that belong to it. */
   configBlocks: number;
+  /** The Homebridge versions the installed plugin declares (`engines.homebridge`, else its peer dependency). */
+  homebridgeRange?: string;
+  /** Whether the running Homebridge is in that range. Homebridge 2 loads a plugin outside it (a `^1` one) with a warning in its log. */
+  fitsHomebridge?: boolean;
+}
+
+/** The version `npm install name@spec` would take: a version, the newest in a range, or a dist-tag's. */
+function versionToInstall(meta: PackageMetadata, spec: string | undefined): string | undefined {
+  const wanted = spec ?? 'latest';
+  if (meta.distTags[wanted]) return meta.distTags[wanted];
+  if (semver.valid(wanted)) return meta.versions.includes(wanted) ? wanted : undefined;
+  return semver.validRange(wanted) ? (semver.maxSatisfying(meta.versions, wanted) ?? undefined) : undefined;
 }
 
 export interface PluginDeps extends InstallerDeps {
@@ -129,6 +142,13 @@ export class PluginManager {
     return this.exclusive.run(async () => {
       const meta = await this.registryCall(() => this.deps.registry.metadata(this.deps.registryUrl, name));
       if (!meta) throw accessoryHubErrors.PLUGIN_NOT_IN_REGISTRY({ name, version: version ? `@${version}` : '' });
+      // Homebridge refuses to load a plugin that declares no Homebridge version at all: such a
+      // version is not installed. One that declares only `^1` is (Homebridge 2 loads it, warning).
+      const target = versionToInstall(meta, version);
+      const requires = target ? meta.requires?.[target] : undefined;
+      if (target && meta.requires && !requires?.homebridge) {
+        throw accessoryHubErrors.PLUGIN_NOT_FOR_THIS_HOMEBRIDGE({ name, version: target, homebridge: this.deps.homebridge.version, engines: requires?.node ? `node ${requires.node}, no homebridge` : 'none' });
+      }
       const spec = `${name}@${version ?? meta.distTags.latest ?? 'latest'}`;
       await this.npm('install', name, ['install', '--ignore-scripts=false', '--omit=dev', '--no-audit', '--no-fund', '--save', `--registry=${this.deps.registryUrl}`, spec]);
       await this.deps.homebridge.restart();
@@ -229,7 +249,12 @@ export class PluginManager {
     const saved = await Promise.all(files.map((f) => store.readBytes(f).catch(() => undefined)));
     const emit = (extra: { line?: string; outcome?: 'succeeded' | 'failed'; error?: string }) =>
       this.deps.events.emit('accessory_hub.plugin_progress', { pluginId, action, ...extra, at: this.deps.clock.now() });
-    const outcome = await runInstaller(this.deps, process.platform === 'win32' ? 'npm.cmd' : 'npm', args, this.deps.dir, this.deps.installTimeoutMs, (line) => emit({ line }));
+    // npm run by the Node that runs Homebridge: a plugin's native part is built for the Node that loads it.
+    const runtime = await this.deps.homebridge.nodeRuntime().catch((err: Error) => {
+      throw accessoryHubErrors.PLUGIN_INSTALL_FAILED({ name: pluginId, problem: err.message });
+    });
+    const { command, args: npmArgs, env } = runtime.npm;
+    const outcome = await runInstaller(this.deps, command, [...npmArgs, ...args], this.deps.dir, this.deps.installTimeoutMs, (line) => emit({ line }), env);
     if (!outcome.ok) {
       // npm rolls its own tree back; the manifests are put back as they were too.
       await Promise.all(files.map((f, i) => (saved[i] ? store.writeAtomic(f, saved[i]!) : store.remove(f))));
@@ -258,7 +283,7 @@ export class PluginManager {
     return Object.keys(manifest.dependencies ?? {}).filter((n) => n !== BRIDGE_PLUGIN);
   }
 
-  private async readPackage(name: string): Promise<{ name?: string; version?: string; description?: string; keywords?: unknown } | undefined> {
+  private async readPackage(name: string): Promise<{ name?: string; version?: string; description?: string; keywords?: unknown; engines?: Record<string, unknown>; peerDependencies?: Record<string, unknown> } | undefined> {
     return JSON.parse(await this.deps.files.readText(path.join(this.deps.dir, 'node_modules', ...name.split('/'), 'package.json')).catch(() => 'null')) ?? undefined;
   }
 
@@ -274,6 +299,7 @@ export class PluginManager {
     const config = await this.deps.homebridge.config();
     const schema = pkg ? await this.readSchema(name) : undefined;
     const alias = schema?.pluginAlias;
+    const range = pkg?.engines?.homebridge ?? pkg?.peerDependencies?.homebridge;
     const blocks = alias ? [...((config.platforms as Array<Record<string, unknown>>) ?? []), ...((config.accessories as Array<Record<string, unknown>>) ?? [])].filter((b) => b.platform === alias || b.accessory === alias).length : 0;
     return {
       name,
@@ -285,6 +311,7 @@ export class PluginManager {
       ...(entry?.verified !== undefined ? { verified: entry.verified } : {}),
       hasConfigSchema: schema !== undefined,
       configBlocks: blocks,
+      ...(typeof range === 'string' ? { homebridgeRange: range, fitsHomebridge: semver.validRange(range) !== null && semver.satisfies(this.deps.homebridge.version, range, { includePrerelease: true }) } : {}),
     };
   }
 }

@@ -49,6 +49,8 @@ export interface PackageMetadata {
   distTags: Record<string, string>;
   versions: string[];
   latest?: { version: string; engines?: Record<string, string>; keywords?: string[] };
+  /** What each version declares it runs on: Homebridge (its `engines`, else its `peerDependencies`, as Homebridge reads them) and Node. */
+  requires?: Record<string, { homebridge?: string; node?: string }>;
 }
 
 /** The npm registry's search and metadata APIs (the adapter implements them over HTTP). */
@@ -62,4 +64,22 @@ export interface PluginRegistry {
 export interface FreePortFinder {
   /** `preferred` when it is free on every IPv4 interface, else a port the OS hands out. */
   freePort(preferred: number): Promise<number>;
+}
+
+/** A Node.js that runs a program (Homebridge) and builds its packages' native parts. */
+export interface NodeRuntime {
+  /** The `node` binary. */
+  node: string;
+  /** Its version, `v24.22.3`. */
+  version: string;
+  /** `hub`: the Node the hub runs on; `configured`: the admin's (ACCESSORY_HUB_NODE); `installed`: one the hub installed from the npm registry under DATA_DIR/runtimes. */
+  source: 'hub' | 'configured' | 'installed';
+  /** npm, run by this Node, so that what a package compiles at install time is built for the Node that will load it. */
+  npm: { command: string; args: string[]; env: Record<string, string> };
+}
+
+/** Finds, or installs on first use, a Node that satisfies a program's `engines.node`. */
+export interface NodeRuntimeProvider {
+  /** `progress` sees the installer's output lines when one must be installed. Rejects with the reason when none can be had. */
+  runtimeFor(range: string, progress?: (line: string) => void): Promise<NodeRuntime>;
 }

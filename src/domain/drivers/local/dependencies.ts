@@ -57,8 +57,8 @@ export interface InstallerDeps {
   timers: Timers;
 }
 
-/** Runs an installer (never through a shell), bounded in time and kept output; `onLine` sees each output line as it comes. */
-export function runInstaller(deps: InstallerDeps, command: string, args: string[], cwd: string, timeoutMs: number, onLine?: (line: string) => void): Promise<DependencyOutcome> {
+/** Runs an installer (never through a shell), bounded in time and kept output; `onLine` sees each output line as it comes; `extraEnv` is set over the hub's environment. */
+export function runInstaller(deps: InstallerDeps, command: string, args: string[], cwd: string, timeoutMs: number, onLine?: (line: string) => void, extraEnv: Record<string, string> = {}): Promise<DependencyOutcome> {
   const shown = [path.basename(command), ...args].join(' ');
   let log = `$ ${shown}\n`;
   const append = (line: string) => {
@@ -70,7 +70,7 @@ export function runInstaller(deps: InstallerDeps, command: string, args: string[
   // install over a patch it cannot apply, where a person's install only warns).
   const { CI: _ci, ...env } = process.env;
   const proc = deps.processes.start(
-    { label: path.basename(command), command, args, cwd, env: { ...env, npm_config_update_notifier: 'false', PIP_DISABLE_PIP_VERSION_CHECK: '1' } },
+    { label: path.basename(command), command, args, cwd, env: { ...env, npm_config_update_notifier: 'false', PIP_DISABLE_PIP_VERSION_CHECK: '1', ...extraEnv } },
     { onStdoutLine: (line) => append(line.toString('utf8')), onStderrLine: append },
   );
   const timer = deps.timers.setTimeout(() => {
