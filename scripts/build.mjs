@@ -63,7 +63,8 @@ let result;
 try {
   result = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: ['src/main.ts'],
+    // The Matter bridge's own process runs an entry of its own (src/adapters/matter/child-bridge.ts).
+    entryPoints: ['src/main.ts', 'src/adapters/matter/bridge-child.ts'],
     outdir: 'dist',
     chunkNames: '[name]-[hash]',
     bundle: true,

@@ -366,6 +366,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       bind: env.MATTER_BIND === undefined || env.MATTER_BIND === '' ? undefined : matterBind(env.MATTER_BIND),
       mdnsInterface: env.MATTER_MDNS_INTERFACE === undefined || env.MATTER_MDNS_INTERFACE === '' ? undefined : env.MATTER_MDNS_INTERFACE,
       storageDir: path.resolve(cwd, text(env, 'MATTER_STORAGE_DIR', path.join(dataDir, 'matter'))),
+      process: oneOf(env, 'MATTER_PROCESS', ['child', 'inline'], 'child'),
     },
   };
 }
@@ -381,6 +382,8 @@ export interface MatterConfig {
   mdnsInterface: string | undefined;
   /** MATTER_STORAGE_DIR: the bridge's fabrics, keys and endpoint numbers (default DATA_DIR/matter; a cluster points its instances at one shared folder). */
   storageDir: string;
+  /** MATTER_PROCESS: `child` (default) runs the bridge in a supervised process of its own; `inline` in the hub's process (to compare, and where processes cannot be started). */
+  process: 'child' | 'inline';
 }
 
 function matterBind(raw: string): string {

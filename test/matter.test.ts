@@ -17,6 +17,9 @@ interface MatterStatus {
   enabled: boolean;
   state: string;
   error?: string;
+  runsIn: 'process' | 'hub';
+  pid?: number;
+  restarts: number;
   commissioned: boolean;
   fabrics: Array<{ fabricIndex: number; label: string; vendorId: number }>;
   pairing?: { manualPairingCode: string; qrPairingCode: string };
@@ -258,6 +261,41 @@ describe('the Matter bridge', () => {
     actions.length = 0;
     await controller.invoke(light, 'onOff', 'toggle');
     expect(actions.map((a) => a.command)).toEqual([expect.stringMatching(/^turn_(on|off)$/)]);
+  }, 60_000);
+
+  it('survives a SIGKILL of its bridge process: the hub answers meanwhile, the bridge comes back with its pairing, the controller reconnects without commissioning, and state and commands flow again', async () => {
+    const before = await status();
+    expect(before).toMatchObject({ state: 'running', runsIn: 'process', restarts: 0, pid: expect.any(Number) });
+    expect(before.pid).not.toBe(process.pid);
+    const light = await endpointFor('desk');
+    process.kill(before.pid!, 'SIGKILL');
+    const down = await eventually(async () => {
+      const s = await status();
+      return s.state === 'failed' ? s : undefined;
+    }, 5000, 'the bridge process seen gone');
+    expect(down).toMatchObject({ restarts: 1, error: 'the bridge process was killed by SIGKILL; restarting it in 1 s' });
+    expect(down).not.toHaveProperty('pid');
+    // The hub itself answers as ever, and tells the admin.
+    expect((await server.request('GET', '/v1/os/devices', { token })).status).toBe(200);
+    const alerts = ((await (await server.request('GET', '/v1/os/alerts/submissions?type=matter_bridge_restarted', { token })).json()) as { alerts: Array<{ type: string; message: string }> }).alerts;
+    expect(alerts.find((a) => a.type === 'matter_bridge_restarted')?.message).toMatch(/^The Matter bridge process was killed by SIGKILL\. It is restarted in 1 s with its pairings/);
+    const back = await eventually(async () => {
+      const s = await status();
+      return s.state === 'running' && s.pid !== before.pid ? s : undefined;
+    }, 20_000, 'the bridge back in a new process');
+    expect(back).toMatchObject({ commissioned: true, restarts: 1 });
+    expect(back.fabrics.map((f) => f.fabricIndex)).toEqual(before.fabrics.map((f) => f.fabricIndex));
+    expect(back).not.toHaveProperty('error');
+    await controller.reconnect({ ip: '127.0.0.1', port, timeoutMs: 20_000 });
+    expect(await endpointFor('desk')).toBe(light);
+    // The subscription reports again, and commands reach the driver.
+    const wasOn = (await controller.read(light, 'onOff', 'onOff')) === true;
+    const next = controller.nextReport({ endpoint: light, cluster: 'onOff', attribute: 'onOff', value: (v) => v === !wasOn }, 5000);
+    driver.send({ type: 'STATE_UPDATE', deviceId: 'desk', state: { on: !wasOn } });
+    await next;
+    actions.length = 0;
+    await controller.invoke(light, 'onOff', wasOn ? 'on' : 'off');
+    expect(actions.map((a) => a.command)).toEqual([wasOn ? 'turn_on' : 'turn_off']);
   }, 60_000);
 
   it('opens a commissioning window for a second ecosystem (multi-admin)', async () => {

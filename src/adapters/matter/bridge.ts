@@ -41,6 +41,7 @@ import type { DomainEventBus } from '../../domain/events.js';
 import type { MatterBridgedDevice, MatterFabric } from '../../domain/matter/ports.js';
 import { hsToXy, xyToHs } from '../../platform/colour.js';
 import { messageOf } from '../../platform/network-failures.js';
+import { followDevices } from './bridge-protocol.js';
 
 export interface MatterBridgeOptions {
   /** DATA_DIR/matter: the node's fabrics, keys and endpoint numbers. */
@@ -60,6 +61,8 @@ export interface MatterBridgeOptions {
 
 export interface RunningMatterBridge {
   port: number;
+  /** The bridge's own process, when it runs in one (child-bridge.ts). */
+  readonly pid?: number;
   commissioned(): boolean;
   fabrics(): MatterFabric[];
   /** The codes while it can be paired, else undefined. */
@@ -507,12 +510,7 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
     });
   };
   const owner = {};
-  o.events.on(owner, 'device.state_changed', ({ deviceId }) => mark(deviceId));
-  o.events.on(owner, 'device.online_changed', ({ deviceId }) => mark(deviceId));
-  o.events.on(owner, 'device.updated', ({ device }) => mark(device.id));
-  o.events.on(owner, 'device.discovered', ({ device }) => mark(device.id));
-  o.events.on(owner, 'device.removed', ({ deviceId }) => mark(deviceId));
-  o.events.on(owner, 'device.button_pressed', ({ deviceId, press }) => {
+  followDevices(o.events, owner, mark, (deviceId, press) => {
     const b = bridged.get(deviceId);
     if (!b || b.mapping.deviceType !== 'Generic Switch') return;
     void pressSwitch(b.endpoint, press).catch((err: unknown) => o.log.warn({ deviceId, err: messageOf(err) }, 'Matter: a button press could not be reported'));

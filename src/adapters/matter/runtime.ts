@@ -3,11 +3,19 @@ import type { DeviceService } from '../../domain/devices/device-service.js';
 import type { DriverPlacement } from '../../domain/drivers/local/driver-process.js';
 import type { DomainEventBus } from '../../domain/events.js';
 import type { MatterRuntime, MatterRuntimeStatus } from '../../domain/matter/ports.js';
+import { Backoff } from '../../platform/backoff.js';
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { messageOf } from '../../platform/network-failures.js';
+import type { ProcessRunner } from '../../platform/processes.js';
 import type { RunningMatterBridge } from './bridge.js';
 
 /** The lease a cluster's instances compete for: one of them runs the bridge (one node, one fabric table). */
 export const MATTER_LEASE = 'builtin:matter';
+
+const FIRST_RESTART_MS = 1000;
+const MAX_RESTART_MS = 30_000;
+/** Running this long resets the back-off. */
+const STABLE_MS = 60_000;
 
 export interface MatterLinkOptions {
   config: MatterConfig;
@@ -18,6 +26,15 @@ export interface MatterLinkOptions {
   events: DomainEventBus;
   command(deviceId: string, command: string, params: Record<string, unknown>, from: string): Promise<unknown>;
   placement?: DriverPlacement;
+  /**
+   * Runs the bridge in a process of its own (child-bridge.ts): what matter.js throws or pauses
+   * for is not the hub's. Absent, it runs in the hub's process (MATTER_PROCESS=inline).
+   */
+  processes?: ProcessRunner;
+  clock: Clock;
+  timers: Timers;
+  /** An admin notice: the bridge process ended and is restarted. */
+  notice?(message: string): void;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -33,6 +50,10 @@ export class MatterLink implements MatterRuntime {
   private holder: string | undefined;
   private unwatch: (() => void) | undefined;
   private wanted = false;
+  private readonly backoff = new Backoff({ initialMs: FIRST_RESTART_MS, maxMs: MAX_RESTART_MS });
+  private restartTimer: TimerHandle | undefined;
+  private startedAt = 0;
+  private restarts = 0;
 
   constructor(private readonly o: MatterLinkOptions) {}
 
@@ -64,24 +85,33 @@ export class MatterLink implements MatterRuntime {
     this.state = 'starting';
     this.error = undefined;
     try {
-      const { startMatterBridge } = await import('./bridge.js');
       const o = this.o;
-      this.bridge = await startMatterBridge({
+      const options = {
         storageDir: o.storageDir,
         hubId: o.hubId(),
         port: o.config.port,
         bind: o.config.bind,
         mdnsInterface: o.config.mdnsInterface,
         devices: () => o.devices.list(),
-        device: (id) => {
+        device: (id: string) => {
           const device = o.devices.registry.find(id);
           return device ? o.devices.view(device) : undefined;
         },
         events: o.events,
         command: o.command,
         log: o.log,
-      });
+      };
+      if (o.processes) {
+        const { startChildBridge } = await import('./child-bridge.js');
+        const processes = o.processes;
+        const bridge = await startChildBridge({ ...options, processes, onExit: (_exit, why) => this.crashed(bridge, why) });
+        this.bridge = bridge;
+      } else {
+        const { startMatterBridge } = await import('./bridge.js');
+        this.bridge = await startMatterBridge(options);
+      }
       this.state = 'running';
+      this.startedAt = o.clock.now();
       // Stopped while it started: it goes again, and so does the lease.
       if (!this.wanted) {
         await this.close();
@@ -96,6 +126,28 @@ export class MatterLink implements MatterRuntime {
     }
   }
 
+  /**
+   * The bridge process ended by itself (a crash, a kill): a status, an admin notice and a restart
+   * with the hub's back-off (1 s doubling to 30 s, reset after a minute of running). The node's
+   * storage is kept, so it comes back with its identity and pairings, and controllers reconnect.
+   */
+  private crashed(bridge: RunningMatterBridge, why: string): void {
+    if (this.bridge !== bridge) return;
+    this.bridge = undefined;
+    if (!this.wanted) return;
+    if (this.o.clock.now() - this.startedAt >= STABLE_MS) this.backoff.succeed();
+    const delay = this.backoff.fail();
+    this.restarts++;
+    this.state = 'failed';
+    this.error = `the bridge process ${why}; restarting it in ${Math.round(delay / 1000)} s`;
+    this.o.log.error({ why, restartInMs: delay }, 'Matter bridge process ended; restarting it');
+    this.o.notice?.(`The Matter bridge process ${why}. It is restarted in ${Math.round(delay / 1000)} s with its pairings; controllers reconnect by themselves.`);
+    this.restartTimer = this.o.timers.setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.rebalance();
+    }, delay);
+  }
+
   private async close(): Promise<void> {
     const bridge = this.bridge;
     this.bridge = undefined;
@@ -105,6 +157,8 @@ export class MatterLink implements MatterRuntime {
 
   async stop(): Promise<void> {
     this.wanted = false;
+    if (this.restartTimer) this.o.timers.clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
     this.unwatch?.();
     this.unwatch = undefined;
     const held = this.bridge !== undefined;
@@ -121,6 +175,9 @@ export class MatterLink implements MatterRuntime {
     return {
       state: this.state,
       ...(this.error ? { error: this.error } : {}),
+      runsIn: this.o.processes ? 'process' : 'hub',
+      ...(b?.pid !== undefined ? { pid: b.pid } : {}),
+      restarts: this.restarts,
       ...(this.holder ? { holder: this.holder } : {}),
       port: b?.port ?? this.o.config.port,
       commissioned: b?.commissioned() ?? false,

@@ -13,6 +13,9 @@ export const MatterStatusSchema = Type.Object({
   state: Type.Union([Type.Literal('off'), Type.Literal('starting'), Type.Literal('running'), Type.Literal('failed'), Type.Literal('standby')]),
   error: Type.Optional(Type.String()),
   holder: Type.Optional(Type.String({ description: '`standby`: the instance of the cluster that runs the bridge.' })),
+  runsIn: Type.Union([Type.Literal('process'), Type.Literal('hub')], { description: "`process`: the bridge runs in a process of its own, restarted with back-off when it ends (the default); `hub`: in the hub's process (MATTER_PROCESS=inline)." }),
+  pid: Type.Optional(Type.Integer({ description: 'The bridge process, while it runs in one.' })),
+  restarts: Type.Integer({ description: 'Times the bridge process ended by itself and was restarted since the hub started (`error` says why, while it restarts).' }),
   port: Type.Integer(),
   commissioned: Type.Boolean({ description: 'Paired with at least one ecosystem.' }),
   fabrics: Type.Array(

@@ -22,6 +22,12 @@ export interface MatterRuntimeStatus {
   state: 'off' | 'starting' | 'running' | 'failed' | 'standby';
   error?: string;
   holder?: string;
+  /** `process`: the bridge runs in a process of its own (the default); `hub`: in the hub's (MATTER_PROCESS=inline). */
+  runsIn: 'process' | 'hub';
+  /** The bridge process, while it runs. */
+  pid?: number;
+  /** Times its process ended by itself and was restarted, since the hub started. */
+  restarts: number;
   port: number;
   commissioned: boolean;
   fabrics: MatterFabric[];

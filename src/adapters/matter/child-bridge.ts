@@ -1,0 +1,202 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { DeviceView } from '../../domain/devices/device-service.js';
+import type { ProcessExit, ProcessRunner, RunningProcess } from '../../platform/processes.js';
+import { messageOf } from '../../platform/network-failures.js';
+import type { MatterBridgeOptions, RunningMatterBridge } from './bridge.js';
+import { followDevices, MAX_LINE_BYTES, type BridgeSnapshot, type BridgeToHub, type HubToBridge } from './bridge-protocol.js';
+
+/**
+ * The bridge process's program: dist/adapters/matter/bridge-child.js, an entry of the build of its
+ * own (scripts/build.mjs). The hub run from its sources (the tests, `tsx`) runs it from dist/ too
+ * when it is built (the tests build it first): matter.js's thousand modules load in about a
+ * second there, and took over 20 s through tsx's loader. Without a build, through tsx.
+ */
+function bridgeProgram(): string[] {
+  const beside = fileURLToPath(new URL('./bridge-child.js', import.meta.url));
+  if (existsSync(beside)) return [beside];
+  const built = fileURLToPath(new URL('../../../dist/adapters/matter/bridge-child.js', import.meta.url));
+  if (existsSync(built)) return [built];
+  return ['--import', 'tsx', fileURLToPath(new URL('./bridge-child.ts', import.meta.url))];
+}
+
+const START_TIMEOUT_MS = 60_000;
+const CALL_TIMEOUT_MS = 30_000;
+const STOP_GRACE_MS = 5_000;
+
+export interface ChildBridgeOptions extends Omit<MatterBridgeOptions, 'devices'> {
+  devices(): readonly DeviceView[];
+  processes: ProcessRunner;
+  /** Called once when the process ends other than by `close()` (a crash, a kill): the bridge is gone. */
+  onExit(exit: ProcessExit, why: string): void;
+}
+
+/**
+ * Starts the Matter bridge in a process of its own and answers for it as the in-process bridge
+ * did. The devices' changes go to it in batches, one per turn of the event loop (each device
+ * once, with its latest view); a controller's commands come back as the hub's commands; its state
+ * (`status()`) is the last snapshot it sent, so reading it costs no round trip.
+ */
+export async function startChildBridge(o: ChildBridgeOptions): Promise<RunningMatterBridge> {
+  let snapshot: BridgeSnapshot = { port: o.port, commissioned: false, fabrics: [], devices: [], unmapped: [] };
+  let closing = false;
+  let settleStart: { resolve: () => void; reject: (err: Error) => void } | undefined;
+  const calls = new Map<number, { resolve: () => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
+  let nextCall = 1;
+
+  // Written before the child has spawned too: the pipe keeps it until the child reads.
+  const write = (message: HubToBridge) => {
+    const stdin = child.stdin;
+    if (stdin && !stdin.destroyed && stdin.writable) stdin.write(`${JSON.stringify(message)}\n`);
+  };
+
+  const onMessage = (message: BridgeToHub) => {
+    switch (message.t) {
+      case 'started':
+        snapshot = message.snapshot;
+        settleStart?.resolve();
+        return;
+      case 'failed':
+        settleStart?.reject(new Error(message.error));
+        return;
+      case 'snapshot':
+        snapshot = message.snapshot;
+        return;
+      case 'called': {
+        snapshot = message.snapshot;
+        const call = calls.get(message.id);
+        calls.delete(message.id);
+        if (!call) return;
+        clearTimeout(call.timer);
+        if (message.error === undefined) call.resolve();
+        else call.reject(new Error(message.error));
+        return;
+      }
+      case 'command':
+        o.command(message.deviceId, message.command, message.params, message.from).then(
+          () => write({ t: 'commanded', id: message.id }),
+          (err: unknown) => write({ t: 'commanded', id: message.id, error: messageOf(err) }),
+        );
+        return;
+      case 'log':
+        o.log[message.level](message.obj, message.msg);
+        return;
+    }
+  };
+
+  const child: RunningProcess = o.processes.start(
+    { label: 'matter-bridge', command: process.execPath, args: bridgeProgram(), env: { ...process.env, NODE_OPTIONS: '' }, stdin: 'pipe', maxStdoutLineBytes: MAX_LINE_BYTES },
+    {
+      onStdoutLine: (line) => {
+        let message: BridgeToHub;
+        try {
+          message = JSON.parse(line.toString('utf8')) as BridgeToHub;
+        } catch {
+          return o.log.warn({ line: line.toString('utf8').slice(0, 200) }, 'Matter bridge process: a line that is not the protocol');
+        }
+        onMessage(message);
+      },
+      onStdoutOverflow: () => o.log.error({}, 'Matter bridge process: a message longer than the limit was dropped'),
+      onStderrLine: (line) => o.log.info({ bridge: line.slice(0, 2000) }, 'Matter bridge process output'),
+      onExit: (exit) => {
+        const why = exit.startError ? `could not be started: ${exit.startError.message}` : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+        settleStart?.reject(new Error(`the bridge process ${why}`));
+        for (const call of calls.values()) {
+          clearTimeout(call.timer);
+          call.reject(new Error(`the bridge process ${why}`));
+        }
+        calls.clear();
+        unsubscribe();
+        if (!closing && started) o.onExit(exit, why);
+      },
+    },
+  );
+  // A broken pipe (the child just died) is its exit's business, not an uncaught error.
+  child.stdin?.on('error', () => undefined);
+
+  // Changes are gathered for one turn and sent together: a scene of 50 lights is one line.
+  const dirty = new Set<string>();
+  const presses: Array<{ deviceId: string; press: 'single' | 'double' | 'long' }> = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    const views: DeviceView[] = [];
+    const removed: string[] = [];
+    for (const id of dirty) {
+      const view = o.device(id);
+      if (view && !view.removed) views.push(view);
+      else removed.push(id);
+    }
+    dirty.clear();
+    write({ t: 'changes', views, removed, presses: presses.splice(0) });
+  };
+  const mark = (deviceId: string) => {
+    dirty.add(deviceId);
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+  const owner = {};
+  followDevices(o.events, owner, mark, (deviceId, press) => {
+    presses.push({ deviceId, press });
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  });
+  const unsubscribe = () => o.events.removeOwner(owner);
+
+  let started = false;
+  const startTimer = setTimeout(() => settleStart?.reject(new Error(`the bridge process did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      settleStart = { resolve, reject };
+      write({ t: 'start', options: { storageDir: o.storageDir, hubId: o.hubId, port: o.port, bind: o.bind, mdnsInterface: o.mdnsInterface }, devices: [...o.devices()] });
+    });
+  } catch (err) {
+    closing = true;
+    unsubscribe();
+    await child.stop(STOP_GRACE_MS);
+    throw err;
+  } finally {
+    clearTimeout(startTimer);
+    settleStart = undefined;
+  }
+  started = true;
+
+  type Call = Extract<HubToBridge, { t: 'call' }>;
+  const call = (message: Call extends infer C ? (C extends Call ? Omit<C, 'id'> : never) : never) =>
+    new Promise<void>((resolve, reject) => {
+      if (!child.running) return reject(new Error('the bridge process is not running'));
+      const id = nextCall++;
+      const timer = setTimeout(() => {
+        calls.delete(id);
+        reject(new Error(`the bridge process did not answer within ${CALL_TIMEOUT_MS / 1000} s`));
+      }, CALL_TIMEOUT_MS);
+      calls.set(id, { resolve, reject, timer });
+      write({ ...message, id } as HubToBridge);
+    });
+
+  return {
+    get port() {
+      return snapshot.port;
+    },
+    get pid() {
+      return child.pid;
+    },
+    commissioned: () => snapshot.commissioned,
+    fabrics: () => snapshot.fabrics,
+    pairing: () => snapshot.pairing,
+    devices: () => snapshot.devices,
+    unmapped: () => snapshot.unmapped,
+    openCommissioningWindow: () => call({ t: 'call', call: 'openCommissioningWindow' }),
+    removeFabric: (fabricIndex: number) => call({ t: 'call', call: 'removeFabric', fabricIndex }),
+    async close() {
+      closing = true;
+      unsubscribe();
+      // The bridge closes its node (and its storage) itself; one that does not in time is stopped.
+      await call({ t: 'call', call: 'close' }).catch(() => undefined);
+      await child.stop(STOP_GRACE_MS);
+    },
+  };
+}
