@@ -69,8 +69,14 @@ interface ButtonRecord {
 
 type Route = { owner: string; read(payload: string): void };
 
-/** After connecting: how long the broker's retained configs get before the birth message asks for state. */
+/**
+ * After connecting, and after a device's config arrives: how long without another new config
+ * before the birth message asks for state (configs come in bursts; the state topics they name
+ * must be subscribed before the state is asked for). Never later than BIRTH_MAX_WAIT_MS after the
+ * first of a burst.
+ */
 const BIRTH_DELAY_MS = 500;
+const BIRTH_MAX_WAIT_MS = 5000;
 
 /**
  * After connecting: how long a command to a device the hub knows from before waits for the
@@ -114,6 +120,8 @@ export class MqttImport implements BuiltInDriver {
   private readonly warned = new Set<string>();
   private readonly unhook: Array<() => void> = [];
   private birth: TimerHandle | null = null;
+  /** When the pending birth message was first asked for (a burst of configs postpones it, within a bound). */
+  private birthAskedAt: number | null = null;
   /** When the link last connected (null while it is down): the start of the announcement grace. */
   private connectedAt: number | null = null;
   /** Commands that arrived in the grace for devices not announced yet, by device id. */
@@ -138,6 +146,7 @@ export class MqttImport implements BuiltInDriver {
     this.releaseAwaiting();
     this.o.timers.clearTimeout(this.birth ?? undefined);
     this.birth = null;
+    this.birthAskedAt = null;
     for (const off of this.unhook.splice(0)) off();
     for (const filter of DISCOVERY_FILTERS(this.o.prefix)) this.o.connection.unsubscribe(filter);
     for (const topic of this.routes.keys()) this.o.connection.unsubscribe(topic);
@@ -349,8 +358,27 @@ export class MqttImport implements BuiltInDriver {
     }
   }
 
+  /**
+   * Home Assistant's birth message, once the configs of the moment have arrived. Also after a
+   * device announced itself while the hub listened: its state comes right after its config, and
+   * can reach the broker before the hub's subscription to the state topic the config names, so
+   * it would wait for the device's next report (a door sensor: until the door moves).
+   */
+  private askForStateSoon(): void {
+    if (this.connectedAt === null) return;
+    const now = this.o.clock.now();
+    this.birthAskedAt ??= now;
+    this.o.timers.clearTimeout(this.birth ?? undefined);
+    this.birth = this.o.timers.setTimeout(() => {
+      this.birth = null;
+      this.birthAskedAt = null;
+      if (this.context) void this.o.connection.publish(`${this.o.prefix}/status`, 'online', { qos: 1, retain: false }).catch(() => undefined);
+    }, Math.max(0, Math.min(BIRTH_DELAY_MS, this.birthAskedAt + BIRTH_MAX_WAIT_MS - now)));
+  }
+
   private addEntity(topic: string, plan: EntityPlan, text: string): void {
     const existing = this.entities.get(plan.id);
+    if (!existing) this.askForStateSoon();
     // Two configs claiming one unique_id: the newer wins, as in Home Assistant's entity registry.
     if (existing && existing.configTopic !== topic) this.configs.delete(existing.configTopic);
     this.removeRoutes(plan.id);
@@ -499,11 +527,7 @@ export class MqttImport implements BuiltInDriver {
     // Home Assistant's birth message: Zigbee2MQTT, Tasmota and ESPHome answer it by publishing
     // their state again (state that is not retained would otherwise wait for the next report).
     // Sent once the retained configs had a moment to arrive, so the state finds its devices.
-    this.o.timers.clearTimeout(this.birth ?? undefined);
-    this.birth = this.o.timers.setTimeout(() => {
-      this.birth = null;
-      if (this.context) void this.o.connection.publish(`${this.o.prefix}/status`, 'online', { qos: 1, retain: false }).catch(() => undefined);
-    }, BIRTH_DELAY_MS);
+    this.askForStateSoon();
     for (const entity of this.entities.values()) this.updateOnline(entity);
     for (const button of this.buttons.values()) this.context?.setOnline(button.id, true);
   }
