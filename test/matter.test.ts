@@ -308,8 +308,9 @@ describe('the Matter bridge', () => {
       await second.commission({ ip: '127.0.0.1', port, manualPairingCode: codes!.manualPairingCode, timeoutMs: 20_000 });
       const both = await eventually(async () => {
         const now = await status();
-        return now.fabrics.length === 2 ? now : undefined;
-      }, 5000, 'two fabrics');
+        // The status is the bridge process's last snapshot (sent after each change, within a second): the new fabric's label comes with the one after commissioning.
+        return now.fabrics.length === 2 && now.fabrics.every((f) => f.label !== '') ? now : undefined;
+      }, 5000, 'two fabrics with their labels');
       expect(both.fabrics.map((f) => f.label).sort()).toEqual(['Hub tests', 'Second home app']);
       // Both control the same devices.
       actions.length = 0;
