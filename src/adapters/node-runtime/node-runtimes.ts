@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import semver from 'semver';
 import type { NodeRuntime, NodeRuntimeProvider } from '../../domain/accessory-hub/ports.js';
-import { runInstaller, type InstallerDeps } from '../../domain/drivers/local/dependencies.js';
+import { npmCommand, runInstaller, type InstallerDeps } from '../../domain/drivers/local/dependencies.js';
 
 /**
  * The Node lines the hub installs when a program needs a newer one than it runs on, newest
@@ -141,8 +141,6 @@ export class NodeRuntimes implements NodeRuntimeProvider {
 }
 
 const nodeBinary = (home: string) => (process.platform === 'win32' ? path.join(home, 'bin', 'node.exe') : path.join(home, 'bin', 'node'));
-
-const npmCommand = () => (process.platform === 'win32' ? 'npm.cmd' : 'npm');
 
 /** npm's entry script, as the hub's Node installation (or the npm on PATH) has it. */
 function npmCli(): string | undefined {

@@ -4,6 +4,7 @@ import { Backoff } from '../../platform/backoff.js';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { FileStore } from '../../platform/files.js';
 import { OutputTail, type ProcessExit, type ProcessRunner, type RunningProcess } from '../../platform/processes.js';
+import { npmCommand } from '../drivers/local/dependencies.js';
 import { accessoryHubErrors } from './errors.js';
 import type { FreePortFinder, HapAccessory, HapClient, NodeRuntime, NodeRuntimeProvider } from './ports.js';
 
@@ -274,7 +275,7 @@ export class HomebridgeSupervisor {
     if (this.node) return this.node;
     const range = this.deps.install.node;
     if (!range || !this.deps.runtime) {
-      this.node = { node: process.execPath, version: process.version, source: 'hub', npm: { command: process.platform === 'win32' ? 'npm.cmd' : 'npm', args: [], env: {} } };
+      this.node = { node: process.execPath, version: process.version, source: 'hub', npm: { command: npmCommand(), args: [], env: {} } };
       return this.node;
     }
     this.finding ??= this.deps.runtime

@@ -47,7 +47,7 @@ export async function installDependencies(deps: InstallerDeps & { files: Pick<Fi
 }
 
 /** npm next to the running Node when it is there (a service's PATH may not have it), else from PATH. */
-function npmCommand(): string {
+export function npmCommand(): string {
   return process.platform === 'win32' ? 'npm.cmd' : 'npm';
 }
 
