@@ -173,7 +173,7 @@ describe('two instances on one PostgreSQL database', () => {
     const program = await call(b.url, 'POST', '/v1/os/programs/save', token, { name: 'Tick', steps: [{ type: 'delay', ms: 1 }], timer: { kind: 'interval', everyMs: 1000, enabled: true } });
     expect(program.status, JSON.stringify(program.body)).toBe(200);
     // Armed on A too (the program came to it from B), so both race for every slot.
-    const armedOnA = await eventually(async () => (await call(a.url, 'GET', `/v1/os/programs/${String(program.body.id)}`, token)).body.nextFireAt, 3000, 'the timer armed on A');
+    const armedOnA = await eventually(async () => (await call(a.url, 'GET', `/v1/os/programs/${String(program.body.id)}`, token)).body.nextFireAt, 10_000, 'the timer armed on A');
     expect(typeof armedOnA).toBe('number');
     await new Promise((r) => setTimeout(r, 4300));
     await call(a.url, 'POST', `/v1/os/programs/${String(program.body.id)}/timer`, token, { timer: null });
