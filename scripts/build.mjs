@@ -28,7 +28,7 @@ const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-/** Packages stay external (bundled ones aside); a package that is not a dependency fails the build. */
+/** Packages stay external (bundled ones aside); a package that is not a dependency (or one installed on first use) fails the build. */
 const packagesFromNodeModules = {
   name: 'packages-from-node-modules',
   setup(build) {
@@ -36,8 +36,11 @@ const packagesFromNodeModules = {
       if (args.path.startsWith('node:')) return { external: true };
       const name = args.path.split('/').slice(0, args.path.startsWith('@') ? 2 : 1).join('/');
       if (BUNDLED_PACKAGES.includes(name)) return undefined;
-      if (Object.hasOwn(pkg.dependencies, name)) return { external: true };
-      return { errors: [{ text: `"${name}" is imported by ${path.relative(root, args.importer)} but is not in package.json "dependencies"` }] };
+      // The packages installed on first use (matter.js, Homebridge) too: a home box installs them
+      // under DATA_DIR when it first needs them, and a resolve hook finds them there
+      // (src/adapters/requirements); a development checkout has them as devDependencies.
+      if (Object.hasOwn(pkg.dependencies, name) || (pkg.installedOnFirstUse ?? []).includes(name)) return { external: true };
+      return { errors: [{ text: `"${name}" is imported by ${path.relative(root, args.importer)} but is not in package.json "dependencies" or "installedOnFirstUse"` }] };
     });
   },
 };

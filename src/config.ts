@@ -52,6 +52,8 @@ export interface Config {
   accessoryHubPollMs: number;
   /** The npm registry plugins are searched and installed from. */
   accessoryHubRegistry: string;
+  /** The npm registry an integration's requirements (matter.js, Homebridge) install from on first use: npm's own setting. */
+  npmRegistry: string;
   /** Interfaces Homebridge's servers bind to (`all` for every one). */
   accessoryHubBind: string[];
   /** ACCESSORY_HUB_NODE: the Node that runs Homebridge (a path); unset, the hub's own when Homebridge supports it, else one the hub installs under DATA_DIR/runtimes. */
@@ -307,6 +309,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     accessoryHubPort: integer(env, 'ACCESSORY_HUB_PORT', 51826, 1024, 65535),
     accessoryHubPollMs: integer(env, 'ACCESSORY_HUB_POLL_MS', 2000, 100, 600_000),
     accessoryHubRegistry: env.ACCESSORY_HUB_REGISTRY ? url(env, 'ACCESSORY_HUB_REGISTRY') : npmRegistry(env),
+    npmRegistry: npmRegistry(env),
     // Loopback unless told: insecure mode answers anyone who has the setup code, so the LAN gets it only by choice.
     accessoryHubBind: text(env, 'ACCESSORY_HUB_BIND', '127.0.0.1').split(',').map((s) => s.trim()).filter(Boolean),
     ...(env.ACCESSORY_HUB_NODE?.trim() ? { accessoryHubNode: path.resolve(cwd, env.ACCESSORY_HUB_NODE.trim()) } : {}),

@@ -6,7 +6,7 @@ import { HttpBridgePeer } from './adapters/bridge/http-peer.js';
 import { OllamaBackend } from './adapters/ollama/ollama-backend.js';
 import { NetFreePortFinder } from './adapters/hap/free-port.js';
 import { HttpHapClient } from './adapters/hap/hap-client.js';
-import { findHomebridge } from './adapters/hap/homebridge-install.js';
+import { HomebridgeRequirement } from './adapters/hap/homebridge-install.js';
 import { NodeRuntimes } from './adapters/node-runtime/node-runtimes.js';
 import { HttpPluginRegistry } from './adapters/hap/npm-registry.js';
 import { AndroidTvIntegration } from './adapters/androidtv/androidtv-integration.js';
@@ -80,6 +80,7 @@ import { SECRET_KEY_FILE } from './platform/secret-box.js';
 import { MqttLink } from './adapters/mqtt/runtime.js';
 import { brokerUsers, mqttModule } from './domain/mqtt/module.js';
 import { MatterLink } from './adapters/matter/runtime.js';
+import { PackageRequirements, firstUsePins } from './adapters/requirements/package-requirements.js';
 import { MatterBridgeControl, matterModule } from './domain/matter/module.js';
 import { ScopedCaller } from './domain/auth/scoped-caller.js';
 
@@ -464,14 +465,28 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     clock,
     maxBytes: config.driverUploadMaxBytes,
   });
-  const homebridge = config.accessoryHub === 'off' ? undefined : findHomebridge();
-  if (!homebridge && config.accessoryHub === 'on') log.warn({}, 'ACCESSORY_HUB=on but Homebridge is not installed; the accessory hub stays off');
+  // Homebridge is installed on first use: a home box without it (`npm ci --omit=dev`) installs it the first time something uses it.
+  const homebridge =
+    config.accessoryHub === 'off'
+      ? undefined
+      : new HomebridgeRequirement(
+          new PackageRequirements({
+            label: 'Homebridge',
+            packages: firstUsePins(['homebridge']),
+            dir: path.join(config.dataDir, 'requirements', 'accessory-hub'),
+            registryUrl: config.npmRegistry,
+            installTimeoutMs: config.driverInstallTimeoutMs,
+            processes: processRunner,
+            timers,
+            log: component('accessory-hub'),
+          }),
+        );
   const accessoryHub = accessoryHubModule(
     homebridge
       ? {
           dataDir: config.dataDir,
           files,
-          install: homebridge,
+          homebridge,
           hap: new HttpHapClient(),
           processes: processRunner,
           clock,
@@ -539,6 +554,16 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
         command: (deviceId, command, params, from) => matterCaller.call('matter.bridged.command', { deviceId, command, params }, from),
         ...(cluster ? { placement: cluster.placement } : {}),
         ...(config.matter.process === 'child' ? { processes: processRunner } : {}),
+        requirements: new PackageRequirements({
+          label: 'Matter',
+          packages: firstUsePins(['@matter/main', '@matter/nodejs']),
+          dir: path.join(config.dataDir, 'requirements', 'matter'),
+          registryUrl: config.npmRegistry,
+          installTimeoutMs: config.driverInstallTimeoutMs,
+          processes: processRunner,
+          timers,
+          log: component('matter'),
+        }),
         clock,
         timers,
         notice: (message) => void home.alerts.submit({ type: 'matter_bridge_restarted', severity: 'warning', message, source: 'matter' }).catch(() => undefined),

@@ -4,6 +4,7 @@ import type { DeviceView } from '../../domain/devices/device-service.js';
 import type { ProcessExit, ProcessRunner, RunningProcess } from '../../platform/processes.js';
 import { messageOf } from '../../platform/network-failures.js';
 import type { MatterBridgeOptions, RunningMatterBridge } from './bridge.js';
+import { requirementFoldersForChild } from '../requirements/resolution.js';
 import { followDevices, MAX_LINE_BYTES, type BridgeSnapshot, type BridgeToHub, type HubToBridge } from './bridge-protocol.js';
 
 /**
@@ -27,6 +28,8 @@ const STOP_GRACE_MS = 5_000;
 export interface ChildBridgeOptions extends Omit<MatterBridgeOptions, 'devices'> {
   devices(): readonly DeviceView[];
   processes: ProcessRunner;
+  /** Where matter.js was installed, when not in the hub's node_modules (src/adapters/requirements). */
+  requirementFolders?: readonly string[];
   /** Called once when the process ends other than by `close()` (a crash, a kill): the bridge is gone. */
   onExit(exit: ProcessExit, why: string): void;
 }
@@ -84,8 +87,10 @@ export async function startChildBridge(o: ChildBridgeOptions): Promise<RunningMa
     }
   };
 
+  // matter.js installed under DATA_DIR (a home box installed with `npm ci --omit=dev`) is found through a resolve hook.
+  const resolution = requirementFoldersForChild(o.requirementFolders ?? []);
   const child: RunningProcess = o.processes.start(
-    { label: 'matter-bridge', command: process.execPath, args: bridgeProgram(), env: { ...process.env, NODE_OPTIONS: '' }, stdin: 'pipe', maxStdoutLineBytes: MAX_LINE_BYTES },
+    { label: 'matter-bridge', command: process.execPath, args: [...resolution.args, ...bridgeProgram()], env: { ...process.env, NODE_OPTIONS: '', ...resolution.env }, stdin: 'pipe', maxStdoutLineBytes: MAX_LINE_BYTES },
     {
       onStdoutLine: (line) => {
         let message: BridgeToHub;

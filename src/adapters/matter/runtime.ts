@@ -7,6 +7,8 @@ import { Backoff } from '../../platform/backoff.js';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { messageOf } from '../../platform/network-failures.js';
 import type { ProcessRunner } from '../../platform/processes.js';
+import type { Requirements } from '../../platform/requirements.js';
+import { resolveFromRequirementFolders } from '../requirements/resolution.js';
 import type { RunningMatterBridge } from './bridge.js';
 
 /** The lease a cluster's instances compete for: one of them runs the bridge (one node, one fabric table). */
@@ -31,6 +33,8 @@ export interface MatterLinkOptions {
    * for is not the hub's. Absent, it runs in the hub's process (MATTER_PROCESS=inline).
    */
   processes?: ProcessRunner;
+  /** matter.js (@matter/main, @matter/nodejs): the hub's own, or installed under DATA_DIR the first time the bridge starts. */
+  requirements?: Requirements;
   clock: Clock;
   timers: Timers;
   /** An admin notice: the bridge process ended and is restarted. */
@@ -86,6 +90,12 @@ export class MatterLink implements MatterRuntime {
     this.error = undefined;
     try {
       const o = this.o;
+      // A home box installed with `npm ci --omit=dev` gets matter.js now (the status shows npm's progress).
+      const folders = o.requirements ? await o.requirements.ensure() : [];
+      if (!this.wanted) {
+        this.state = 'off';
+        return;
+      }
       const options = {
         storageDir: o.storageDir,
         hubId: o.hubId(),
@@ -104,9 +114,10 @@ export class MatterLink implements MatterRuntime {
       if (o.processes) {
         const { startChildBridge } = await import('./child-bridge.js');
         const processes = o.processes;
-        const bridge = await startChildBridge({ ...options, processes, onExit: (_exit, why) => this.crashed(bridge, why) });
+        const bridge = await startChildBridge({ ...options, processes, requirementFolders: folders, onExit: (_exit, why) => this.crashed(bridge, why) });
         this.bridge = bridge;
       } else {
+        resolveFromRequirementFolders(folders);
         const { startMatterBridge } = await import('./bridge.js');
         this.bridge = await startMatterBridge(options);
       }
@@ -176,6 +187,7 @@ export class MatterLink implements MatterRuntime {
       state: this.state,
       ...(this.error ? { error: this.error } : {}),
       runsIn: this.o.processes ? 'process' : 'hub',
+      ...(this.o.requirements ? { requirements: this.o.requirements.status() } : {}),
       ...(b?.pid !== undefined ? { pid: b.pid } : {}),
       restarts: this.restarts,
       ...(this.holder ? { holder: this.holder } : {}),

@@ -5,6 +5,7 @@ import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import type { FileStore } from '../../platform/files.js';
 import { OutputTail, type ProcessExit, type ProcessRunner, type RunningProcess } from '../../platform/processes.js';
 import { npmCommand } from '../drivers/local/dependencies.js';
+import type { RequirementsStatus } from '../../platform/requirements.js';
 import { accessoryHubErrors } from './errors.js';
 import type { FreePortFinder, HapAccessory, HapClient, NodeRuntime, NodeRuntimeProvider } from './ports.js';
 
@@ -14,6 +15,20 @@ export interface HomebridgeInstall {
   version: string;
   /** Its `engines.node` (Homebridge 2: `^22 || ^24`): the Node it is run with must satisfy it. */
   node?: string;
+}
+
+/**
+ * Homebridge as the hub has it: at its pinned version, in the hub's own node_modules or
+ * installed under DATA_DIR on first use (a home box installed with `npm ci --omit=dev`).
+ */
+export interface HomebridgeSource {
+  /** The version the hub runs: known before it is installed. */
+  readonly version: string;
+  /** The install, when present (nothing is installed). */
+  present(): HomebridgeInstall | undefined;
+  /** The install, installing it first when it is missing; `progress` sees npm's lines. Rejects with npm's reason. */
+  ensure(progress?: (line: string) => void): Promise<HomebridgeInstall>;
+  status(): RequirementsStatus;
 }
 
 export interface AccessoryHubSettings {
@@ -28,7 +43,7 @@ export interface AccessoryHubDeps {
   dir: string;
   /** Its folder's files: config.json, the plugin folder's package.json, the plugins, the hub's own plugin. */
   files: FileStore;
-  install: HomebridgeInstall;
+  homebridge: HomebridgeSource;
   hap: HapClient;
   /** Runs Homebridge (src/adapters/process): in its own process group, never outliving the hub. */
   processes: ProcessRunner;
@@ -134,12 +149,14 @@ export class HomebridgeSupervisor {
   /** The Node Homebridge runs on, once found (or installed). */
   private node: NodeRuntime | undefined;
   private finding: Promise<NodeRuntime> | undefined;
+  /** Homebridge's program and engines, once present (installed at the first start that needs it). */
+  private install: HomebridgeInstall | undefined;
 
   constructor(private readonly deps: AccessoryHubDeps) {}
 
   /** The managed Homebridge's version. */
   get version(): string {
-    return this.deps.install.version;
+    return this.deps.homebridge.version;
   }
 
   private get configFile() {
@@ -178,7 +195,7 @@ export class HomebridgeSupervisor {
   }
 
   private async recordVersionRunning(): Promise<void> {
-    const current = this.deps.install.version;
+    const current = this.deps.homebridge.version;
     const previous = this.ranBefore;
     if (previous === undefined || previous === current) return;
     this.ranBefore = current;
@@ -250,6 +267,18 @@ export class HomebridgeSupervisor {
     for (const step of this.launchSteps) await step();
     this.hapPort = (await this.settings()).port;
     this.halted = undefined;
+    if (!this.install) {
+      this.state = 'starting';
+      try {
+        this.install = await this.deps.homebridge.ensure((line) => this.tail.push(line));
+      } catch (err) {
+        // Tried again at the next start, restart or resync (the registry may be back).
+        this.state = 'failed';
+        this.lastError = `Homebridge ${this.deps.homebridge.version} could not be installed: ${(err as Error).message}`;
+        this.deps.log.error({ err: this.lastError }, 'Homebridge cannot start: not installed');
+        return;
+      }
+    }
     if (!this.node) {
       this.state = 'starting';
       try {
@@ -273,7 +302,9 @@ export class HomebridgeSupervisor {
    */
   async nodeRuntime(): Promise<NodeRuntime> {
     if (this.node) return this.node;
-    const range = this.deps.install.node;
+    // Its engines decide the Node: Homebridge is installed first when the box does not have it yet (a plugin install may come first).
+    this.install ??= await this.deps.homebridge.ensure((line) => this.tail.push(line));
+    const range = this.install.node;
     if (!range || !this.deps.runtime) {
       this.node = { node: process.execPath, version: process.version, source: 'hub', npm: { command: npmCommand(), args: [], env: {} } };
       return this.node;
@@ -283,11 +314,11 @@ export class HomebridgeSupervisor {
       .then(
         (found) => {
           this.node = found;
-          if (found.source !== 'hub') this.deps.log.info({ node: found.version, source: found.source }, `Homebridge ${this.deps.install.version} runs on Node ${found.version} (it needs ${range}; the hub runs ${process.version})`);
+          if (found.source !== 'hub') this.deps.log.info({ node: found.version, source: found.source }, `Homebridge ${this.deps.homebridge.version} runs on Node ${found.version} (it needs ${range}; the hub runs ${process.version})`);
           return found;
         },
         (err: Error) => {
-          throw new Error(`Homebridge ${this.deps.install.version} needs Node ${range}, and the hub runs Node ${process.version}: ${err.message}. Set ACCESSORY_HUB_NODE to a Node that fits, or let the hub reach the npm registry.`);
+          throw new Error(`Homebridge ${this.deps.homebridge.version} needs Node ${range}, and the hub runs Node ${process.version}: ${err.message}. Set ACCESSORY_HUB_NODE to a Node that fits, or let the hub reach the npm registry.`);
         },
       )
       .finally(() => {
@@ -378,7 +409,8 @@ export class HomebridgeSupervisor {
       usedFor: { plugins: usage.plugins > 0, homekit: usage.homekit, environment: usage.forced },
       ...(this.child?.pid !== undefined && (this.state === 'starting' || this.state === 'running') ? { pid: this.child.pid } : {}),
       ...(this.startedAt !== undefined && this.state === 'running' ? { uptimeSeconds: Math.round((this.deps.clock.now() - this.startedAt) / 1000) } : {}),
-      version: this.deps.install.version,
+      version: this.deps.homebridge.version,
+      requirements: this.deps.homebridge.status(),
       ...(this.migratedFrom ? { migratedFrom: this.migratedFrom } : {}),
       ...(this.node ? { node: { version: this.node.version, source: this.node.source } } : {}),
       restarts: this.restarts,
@@ -405,7 +437,9 @@ export class HomebridgeSupervisor {
     if (!this.wanted) return;
     this.state = 'starting';
     this.setupUri = undefined;
-    const args = [this.deps.install.bin, '-I', '-Q', '-U', this.deps.dir, '-P', this.pluginsDir, '--strict-plugin-resolution'];
+    const install = this.install;
+    if (!install) return;
+    const args = [install.bin, '-I', '-Q', '-U', this.deps.dir, '-P', this.pluginsDir, '--strict-plugin-resolution'];
     let payloadNext = false;
     const onLine = (line: string) => {
       // eslint-disable-next-line no-control-regex

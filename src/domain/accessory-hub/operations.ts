@@ -1,3 +1,4 @@
+import { RequirementsStatusSchema } from '../../platform/requirements.js';
 import { Type } from 'typebox';
 import { defineOperation, OS_ADMIN, type Access } from '../../platform/operations.js';
 import { deviceErrors } from '../devices/errors.js';
@@ -12,7 +13,7 @@ const Status = Type.Object({
   enabled: Type.Boolean(),
   state: Type.String({
     description:
-      '`off` (ACCESSORY_HUB=off or Homebridge not installed), `stopped` (nothing uses it: no plugin installed and Apple Home off; `usedFor` says what it runs for), `starting`, `running`, `backoff` (restarting after a crash) or `failed` (its HAP port is taken, or no Node it supports could be had: `lastError` says so; not retried until the port or the configuration changes, or a resync).',
+      '`off` (ACCESSORY_HUB=off), `stopped` (nothing uses it: no plugin installed and Apple Home off; `usedFor` says what it runs for), `starting`, `running`, `backoff` (restarting after a crash) or `failed` (its HAP port is taken, Homebridge could not be installed, or no Node it supports could be had: `lastError` says so; not retried until the port or the configuration changes, or a resync).',
   }),
   usedFor: Type.Optional(
     Type.Object(
@@ -23,6 +24,7 @@ const Status = Type.Object({
   pid: Type.Optional(Type.Integer()),
   uptimeSeconds: Type.Optional(Type.Integer()),
   version: Type.Optional(Type.String({ description: "Homebridge's version." })),
+  requirements: Type.Optional(RequirementsStatusSchema),
   migratedFrom: Type.Optional(Type.String({ description: 'The Homebridge version that ran on its folder before this one (1.11.4 before 2.1.0): its config.json, pairings and cached accessories were taken over as they are.' })),
   node: Type.Optional(
     Type.Object(

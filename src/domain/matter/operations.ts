@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { RequirementsStatusSchema } from '../../platform/requirements.js';
 import { ADMIN_ACCOUNT, defineOperation, type Access } from '../../platform/operations.js';
 import type { DeviceService } from '../devices/device-service.js';
 import { protocolDeviceCommand } from '../devices/protocol-command.js';
@@ -14,6 +15,7 @@ export const MatterStatusSchema = Type.Object({
   error: Type.Optional(Type.String()),
   holder: Type.Optional(Type.String({ description: '`standby`: the instance of the cluster that runs the bridge.' })),
   runsIn: Type.Union([Type.Literal('process'), Type.Literal('hub')], { description: "`process`: the bridge runs in a process of its own, restarted with back-off when it ends (the default); `hub`: in the hub's process (MATTER_PROCESS=inline)." }),
+  requirements: Type.Optional(RequirementsStatusSchema),
   pid: Type.Optional(Type.Integer({ description: 'The bridge process, while it runs in one.' })),
   restarts: Type.Integer({ description: 'Times the bridge process ended by itself and was restarted since the hub started (`error` says why, while it restarts).' }),
   port: Type.Integer(),

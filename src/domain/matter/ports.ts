@@ -1,3 +1,4 @@
+import type { RequirementsStatus } from '../../platform/requirements.js';
 /** A controller's fabric on the bridge: one per ecosystem it was paired with. */
 export interface MatterFabric {
   fabricIndex: number;
@@ -24,6 +25,8 @@ export interface MatterRuntimeStatus {
   holder?: string;
   /** `process`: the bridge runs in a process of its own (the default); `hub`: in the hub's (MATTER_PROCESS=inline). */
   runsIn: 'process' | 'hub';
+  /** matter.js, when the hub may have to install it (a home box installed with `npm ci --omit=dev`). */
+  requirements?: RequirementsStatus;
   /** The bridge process, while it runs. */
   pid?: number;
   /** Times its process ended by itself and was restarted, since the hub started. */
