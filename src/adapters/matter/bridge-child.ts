@@ -7,6 +7,7 @@
 import { createInterface } from 'node:readline';
 import type { DeviceView } from '../../domain/devices/device-service.js';
 import { createDomainEventBus } from '../../domain/events.js';
+import { systemClock, systemTimers } from '../../platform/clock.js';
 import { messageOf } from '../../platform/network-failures.js';
 import type { RunningMatterBridge } from './bridge.js';
 import type { BridgeSnapshot, BridgeToHub, HubToBridge } from './bridge-protocol.js';
@@ -63,6 +64,9 @@ async function handle(message: HubToBridge): Promise<void> {
               send({ t: 'command', id, deviceId, command, params, from });
             }),
           log,
+          // A process of its own, with no hub to inject them: the system's.
+          clock: systemClock,
+          timers: systemTimers,
         });
       } catch (err) {
         send({ t: 'failed', error: messageOf(err) });

@@ -39,6 +39,7 @@ import { NodeJsFilesystem } from '@matter/nodejs';
 import type { DeviceView } from '../../domain/devices/device-service.js';
 import type { DomainEventBus } from '../../domain/events.js';
 import type { MatterBridgedDevice, MatterFabric } from '../../domain/matter/ports.js';
+import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { hsToXy, xyToHs } from '../../platform/colour.js';
 import { messageOf } from '../../platform/network-failures.js';
 import { followDevices } from './bridge-protocol.js';
@@ -57,6 +58,9 @@ export interface MatterBridgeOptions {
   /** Runs a controller's command as the hub's standard command; `from` names the controller's ecosystem. */
   command(deviceId: string, command: string, params: Record<string, unknown>, from: string): Promise<unknown>;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** The hub's, when the bridge runs in the hub's process; its own process (bridge-child.ts) passes the system's. */
+  clock: Clock;
+  timers: Timers;
 }
 
 export interface RunningMatterBridge {
@@ -419,7 +423,7 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
 
   /** While the hub's own commissioning window is open (epoch ms), else 0. */
   let windowUntil = 0;
-  let windowTimer: NodeJS.Timeout | undefined;
+  let windowTimer: TimerHandle | undefined;
   const bridged = new Map<string, Bridged>();
   const unmapped = new Map<string, { deviceId: string; name: string; deviceClass: string }>();
   const byEndpointId = new Map<string, string>();
@@ -551,21 +555,20 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
       // The node's own window (the administrator commissioning command is for controllers): the
       // bridge's codes pair it until a controller joins or the window closes (15 minutes).
       const commissioner = server.env.get(DeviceCommissioner);
-      windowUntil = Date.now() + COMMISSIONING_WINDOW_MS;
+      windowUntil = o.clock.now() + COMMISSIONING_WINDOW_MS;
       await commissioner.allowBasicCommissioning(() => {
         windowUntil = 0;
       });
-      windowTimer = setTimeout(() => {
+      windowTimer = o.timers.setTimeout(() => {
         windowUntil = 0;
         void commissioner.endCommissioning().catch(() => undefined);
       }, COMMISSIONING_WINDOW_MS);
-      windowTimer.unref();
     },
     async removeFabric(fabricIndex: number) {
       await server.env.get(FabricManager).for(FabricIndex(fabricIndex)).leave();
     },
     async close() {
-      clearTimeout(windowTimer);
+      o.timers.clearTimeout(windowTimer);
       o.events.removeOwner(owner);
       sink = undefined;
       await running.catch(() => undefined);
@@ -583,7 +586,7 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
   }
 
   function pairingNow(): { manualPairingCode: string; qrPairingCode: string } | undefined {
-    if (server.state.commissioning.commissioned && windowUntil <= Date.now()) return undefined;
+    if (server.state.commissioning.commissioned && windowUntil <= o.clock.now()) return undefined;
     const { manualPairingCode, qrPairingCode } = server.state.commissioning.pairingCodes;
     return { manualPairingCode, qrPairingCode };
   }

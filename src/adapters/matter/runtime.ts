@@ -110,6 +110,8 @@ export class MatterLink implements MatterRuntime {
         events: o.events,
         command: o.command,
         log: o.log,
+        clock: o.clock,
+        timers: o.timers,
       };
       if (o.processes) {
         const { startChildBridge } = await import('./child-bridge.js');
