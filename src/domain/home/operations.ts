@@ -70,8 +70,9 @@ export interface HomeVisibility {
   reach: RoutineReach;
 }
 
-export function homeOperations(home: HomeServices, { audiences, devices, views, reach }: HomeVisibility) {
-  const { spaces, zones, macros, alerts, preferences, design, settings } = home;
+/** The reads' visibility rules shared by several aggregates: what a caller may see, by the access grants. */
+function visibilityRules(home: HomeServices, { audiences, devices, reach }: HomeVisibility) {
+  const { macros } = home;
   const seesDeviceId = (audience: Audience, id: string) => audience.seesDevice(devices.find(id));
   /**
    * A map is seen with its space, its device target and the device of its remote source
@@ -90,6 +91,14 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
     if (!audience.seesSpace(id)) throw homeErrors.SPACE_NOT_FOUND({ id }, { details: { id } });
     return audience;
   };
+  return { seesDeviceId, seesActionMap, visibleMacro, visibleSpace };
+}
+
+/** Spaces, their devices and remote sources. */
+function spaceOperations(home: HomeServices, visibility: HomeVisibility) {
+  const { spaces } = home;
+  const { audiences, views } = visibility;
+  const { visibleSpace } = visibilityRules(home, visibility);
   return {
     listSpaces: defineOperation({
       name: 'spaces.list',
@@ -222,6 +231,15 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
       },
     }),
 
+  };
+}
+
+/** Zones and zone groups. */
+function zoneOperations(home: HomeServices, visibility: HomeVisibility) {
+  const { zones } = home;
+  const { audiences } = visibility;
+  const { seesDeviceId } = visibilityRules(home, visibility);
+  return {
     listZones: defineOperation({
       name: 'zones.list',
       summary: 'Zones with their devices and program resolved; a user without the admin role sees the zones with a device of theirs, and only their devices in them.',
@@ -319,6 +337,15 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
       },
     }),
 
+  };
+}
+
+/** Macros. */
+function macroOperations(home: HomeServices, visibility: HomeVisibility) {
+  const { macros } = home;
+  const { audiences, reach } = visibility;
+  const { visibleMacro } = visibilityRules(home, visibility);
+  return {
     listMacros: defineOperation({
       name: 'macros.list',
       summary: 'List macros.',
@@ -374,6 +401,15 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
         return macros.run(id);
       },
     }),
+  };
+}
+
+/** Action maps (a remote's keys to actions). */
+function actionMapOperations(home: HomeServices, visibility: HomeVisibility) {
+  const { macros } = home;
+  const { audiences } = visibility;
+  const { seesActionMap } = visibilityRules(home, visibility);
+  return {
     listActionMaps: defineOperation({
       name: 'action_maps.list',
       summary: 'Mapped controls: control keys bound to device commands, macros or programs; a user without the admin role sees those of their spaces and devices (macro and program targets are household routines, like the sequences and programs themselves).',
@@ -408,6 +444,13 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
       },
     }),
 
+  };
+}
+
+/** Alerts. */
+function alertOperations(home: HomeServices) {
+  const { alerts } = home;
+  return {
     listAlerts: defineOperation({
       name: 'alerts.list',
       summary: 'Submitted alerts, newest first, with cursor paging and filters.',
@@ -444,6 +487,13 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
       },
     }),
 
+  };
+}
+
+/** The home's settings (name, place, time zone, units). */
+function settingsOperations(home: HomeServices) {
+  const { settings } = home;
+  return {
     getSettings: defineOperation({
       name: 'home.settings.get',
       summary: 'The home\'s name, location (for sun triggers), time zone and units, and whether the onboarding is done.',
@@ -482,6 +532,13 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
       },
     }),
 
+  };
+}
+
+/** Preferences and favourites. */
+function preferenceOperations(home: HomeServices) {
+  const { spaces, preferences } = home;
+  return {
     getPreferences: defineOperation({
       name: 'preferences.home.get',
       summary: 'Home screen preferences.',
@@ -530,6 +587,13 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
         return { favorites: await preferences.saveFavorites(favorites) };
       },
     }),
+  };
+}
+
+/** Design profiles. */
+function designOperations(home: HomeServices) {
+  const { design } = home;
+  return {
     listDesignProfiles: defineOperation({
       name: 'design.profiles.list',
       summary: 'Design profiles, with the active one marked.',
@@ -560,6 +624,20 @@ export function homeOperations(home: HomeServices, { audiences, devices, views, 
         return design.live();
       },
     }),
+  };
+}
+
+/** The home's operations, one function per aggregate above, as one group (`hub.ops.home`). */
+export function homeOperations(home: HomeServices, visibility: HomeVisibility) {
+  return {
+    ...spaceOperations(home, visibility),
+    ...zoneOperations(home, visibility),
+    ...macroOperations(home, visibility),
+    ...actionMapOperations(home, visibility),
+    ...alertOperations(home),
+    ...settingsOperations(home),
+    ...preferenceOperations(home),
+    ...designOperations(home),
   };
 }
 
