@@ -277,7 +277,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       new BridgeIntegration({ timers }),
     ],
     integrations: drivers.builtIns,
-    pairer: new AndroidTvPairer({ timers }),
+    pairer: new AndroidTvPairer({ clock, timers }),
     settings: {
       discoveryTimeoutMs: config.media.discoveryTimeoutMs,
       maxDiscoveryTimeoutMs: 60_000,
@@ -435,7 +435,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     fires: fireStore,
   });
   // The hub's secret key (DATA_DIR/secret.key, never in a backup): what must be kept to be used again, like the fleet link's token, is stored sealed with it.
-  const secrets = secretsModule({ file: path.join(config.dataDir, SECRET_KEY_FILE), log: component('secrets') });
+  const secrets = secretsModule({ file: path.join(config.dataDir, SECRET_KEY_FILE), log: component('secrets'), timers });
   const https = httpsModule({ config: config.https, host: config.host, dataDir: config.dataDir, clock, timers, log: component('https'), settings: documents('https_settings') });
   const fleet = fleetModule({
     repositories: {
@@ -529,7 +529,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       : { off: true },
   );
   const ai = aiModule({
-    ...(config.aiBackend === 'ollama' ? { backend: new OllamaBackend(config.aiOllamaUrl, config.aiModel, config.aiRecommendedModels) } : {}),
+    ...(config.aiBackend === 'ollama' ? { backend: new OllamaBackend(config.aiOllamaUrl, config.aiModel, config.aiRecommendedModels, clock) } : {}),
     graphLoaded: () => readiness.waitingFor.length === 0 || !readiness.waitingFor.includes('graph'), events, clock, registry: operations });
   const metrics = metricsModule(auth.auth);
   const mqtt = mqttModule({

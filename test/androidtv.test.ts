@@ -4,7 +4,7 @@ import { fingerprintOf, generateClientIdentity, type ClientIdentity } from '../s
 import { AndroidTvPairing } from '../src/adapters/androidtv/pairing.js';
 import { AndroidTvRemote, type AndroidTvState } from '../src/adapters/androidtv/remote.js';
 import { AndroidTvError } from '../src/adapters/androidtv/session.js';
-import { systemTimers } from '../src/platform/clock.js';
+import { systemClock, systemTimers } from '../src/platform/clock.js';
 import { startAndroidTvEmulator, type AndroidTvEmulator } from './support/androidtv-emulator.js';
 
 const closers: Array<() => unknown> = [];
@@ -19,7 +19,7 @@ async function tv(options: { silentPairing?: boolean } = {}) {
 }
 
 let sharedIdentity: ClientIdentity | undefined;
-const identity = () => (sharedIdentity ??= generateClientIdentity('hub test'));
+const identity = () => (sharedIdentity ??= generateClientIdentity('hub test', systemClock));
 
 async function failure(p: Promise<unknown>): Promise<AndroidTvError> {
   try {
@@ -122,7 +122,7 @@ describe('Android TV Remote v2: remote channel', () => {
 
   it('an identity the TV never paired is rejected', async () => {
     const e = await tv();
-    const r = new AndroidTvRemote({ timers: systemTimers, host: e.host, port: e.remotePort, identity: generateClientIdentity('stranger'), timeoutMs: 2000 });
+    const r = new AndroidTvRemote({ timers: systemTimers, host: e.host, port: e.remotePort, identity: generateClientIdentity('stranger', systemClock), timeoutMs: 2000 });
     closers.push(() => r.close());
     expect((await failure(r.connect())).failure).toBe('rejected');
   });

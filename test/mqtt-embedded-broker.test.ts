@@ -2,6 +2,7 @@ import net from 'node:net';
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerPortInUseError, startEmbeddedBroker, type EmbeddedBroker, type EmbeddedBrokerOptions } from '../src/adapters/mqtt/embedded-broker.js';
+import { systemTimers } from '../src/platform/clock.js';
 import { mosquittoPath, startMosquitto } from './support/mosquitto.js';
 
 const MAX_PAYLOAD = 1024;
@@ -25,6 +26,7 @@ function testOptions(overrides: Partial<EmbeddedBrokerOptions> = {}) {
       info: (obj, msg) => entries.push({ level: 'info', obj: obj as Record<string, unknown>, msg }),
       warn: (obj, msg) => entries.push({ level: 'warn', obj: obj as Record<string, unknown>, msg }),
     },
+    timers: systemTimers,
     ...overrides,
   };
   return { options, entries };

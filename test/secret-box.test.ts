@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AesGcmSecretBox } from '../src/adapters/secrets/aes-gcm-box.js';
 import { loadOrCreateSecretKey, SecretKeyError } from '../src/adapters/secrets/key-file.js';
 import { secretsModule } from '../src/adapters/secrets/module.js';
+import { systemTimers } from '../src/platform/clock.js';
 import { SECRET_KEY_FILE } from '../src/platform/secret-box.js';
 import { startServer, tempDataDir } from './support/server.js';
 
@@ -42,14 +43,14 @@ describe('the secret key file', () => {
   it('is made at the first start, 32 bytes with mode 0600, and read as it is at later starts', async () => {
     const file = path.join(freshDir(), 'nested', SECRET_KEY_FILE);
     const log = recordingLog();
-    const first = await loadOrCreateSecretKey(file, log);
+    const first = await loadOrCreateSecretKey(file, log, systemTimers);
     expect(first).toHaveLength(32);
     expect(fs.readFileSync(file).equals(first)).toBe(true);
     if (posix) expect(modeOf(file)).toBe(0o600);
     expect(log.lines).toEqual([expect.objectContaining({ level: 'info', msg: 'secret key created' })]);
 
     const again = recordingLog();
-    const second = await loadOrCreateSecretKey(file, again);
+    const second = await loadOrCreateSecretKey(file, again, systemTimers);
     expect(second.equals(first)).toBe(true);
     expect(again.lines).toEqual([]);
     // No temp file is left beside it.
@@ -58,7 +59,7 @@ describe('the secret key file', () => {
 
   it('ends with one key when many starts make it at once in one process', async () => {
     const file = path.join(freshDir(), SECRET_KEY_FILE);
-    const keys = await Promise.all(Array.from({ length: 16 }, () => loadOrCreateSecretKey(file, recordingLog())));
+    const keys = await Promise.all(Array.from({ length: 16 }, () => loadOrCreateSecretKey(file, recordingLog(), systemTimers)));
     for (const key of keys) expect(key.equals(keys[0]!)).toBe(true);
     expect(fs.readFileSync(file).equals(keys[0]!)).toBe(true);
     expect(fs.readdirSync(path.dirname(file))).toEqual([SECRET_KEY_FILE]);
@@ -68,13 +69,15 @@ describe('the secret key file', () => {
     const dir = freshDir();
     const file = path.join(dir, SECRET_KEY_FILE);
     const moduleUrl = pathToFileURL(path.resolve(import.meta.dirname, '../src/adapters/secrets/key-file.ts')).href;
+    const clockUrl = pathToFileURL(path.resolve(import.meta.dirname, '../src/platform/clock.ts')).href;
     // Each waits for the same instant, then makes or reads the key and prints it.
     const goAt = Date.now() + 1500;
     const script = `
       const { loadOrCreateSecretKey } = await import(${JSON.stringify(moduleUrl)});
+      const { systemTimers } = await import(${JSON.stringify(clockUrl)});
       while (Date.now() < ${goAt}) {}
       const log = { info() {}, warn() {} };
-      const key = await loadOrCreateSecretKey(${JSON.stringify(file)}, log);
+      const key = await loadOrCreateSecretKey(${JSON.stringify(file)}, log, systemTimers);
       process.stdout.write(key.toString('hex'));
     `;
     const run = () =>
@@ -99,7 +102,7 @@ describe('the secret key file', () => {
       const file = path.join(freshDir(), SECRET_KEY_FILE);
       const bytes = randomBytes(size);
       fs.writeFileSync(file, bytes, { mode: 0o600 });
-      const failure = await loadOrCreateSecretKey(file, recordingLog()).catch((err: unknown) => err);
+      const failure = await loadOrCreateSecretKey(file, recordingLog(), systemTimers).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(SecretKeyError);
       expect((failure as Error).message).toContain(`The secret key ${file} holds ${size} bytes; a key is exactly 32`);
       expect((failure as Error).message).toMatch(/put back the secret\.key this hub made.*or move the file away/);
@@ -110,7 +113,7 @@ describe('the secret key file', () => {
   it('refuses a folder where the key file should be', async () => {
     const file = path.join(freshDir(), SECRET_KEY_FILE);
     fs.mkdirSync(file);
-    await expect(loadOrCreateSecretKey(file, recordingLog())).rejects.toThrow(/is not a file/);
+    await expect(loadOrCreateSecretKey(file, recordingLog(), systemTimers)).rejects.toThrow(/is not a file/);
   });
 
   it.runIf(posix)('warns about a key file others may read and narrows it to 0600', async () => {
@@ -119,7 +122,7 @@ describe('the secret key file', () => {
     fs.writeFileSync(file, key);
     fs.chmodSync(file, 0o644);
     const log = recordingLog();
-    expect((await loadOrCreateSecretKey(file, log)).equals(key)).toBe(true);
+    expect((await loadOrCreateSecretKey(file, log, systemTimers)).equals(key)).toBe(true);
     expect(modeOf(file)).toBe(0o600);
     expect(log.lines).toEqual([expect.objectContaining({ level: 'warn', obj: { file, mode: '0644' }, msg: expect.stringMatching(/could be read by other users \(mode 0644\); its mode is now 0600/) })]);
   });
@@ -132,7 +135,7 @@ describe('the secret key file', () => {
 
   it('is made by the secrets module at start; sealing before it started is refused', async () => {
     const file = path.join(freshDir(), SECRET_KEY_FILE);
-    const secrets = secretsModule({ file, log: recordingLog() });
+    const secrets = secretsModule({ file, log: recordingLog(), timers: systemTimers });
     expect(() => secrets.box.seal('x', 'c')).toThrow(/not loaded/);
     await secrets.start!();
     const sealed = secrets.box.seal('x', 'c');

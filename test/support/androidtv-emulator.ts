@@ -3,6 +3,7 @@ import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type protobuf from 'protobufjs';
 import { generateClientIdentity } from '../../src/adapters/androidtv/identity.js';
 import { FrameReader, frame, OuterMessage, RemoteMessage } from '../../src/adapters/androidtv/messages.js';
+import { systemClock } from '../../src/platform/clock.js';
 
 /**
  * The TV's side of Android TV Remote v2, for tests: a pairing server and a remote server, TLS on
@@ -67,7 +68,7 @@ function onMessages(socket: TLSSocket, type: protobuf.Type, handle: (m: Decoded)
 }
 
 export async function startAndroidTvEmulator(options: { name?: string; silentPairing?: boolean } = {}): Promise<AndroidTvEmulator> {
-  const identity = generateClientIdentity(options.name ?? 'Emulated TV');
+  const identity = generateClientIdentity(options.name ?? 'Emulated TV', systemClock);
   const tvCert = new X509Certificate(identity.certificatePem);
   const paired = new Set<string>();
   const pairedClients: string[] = [];

@@ -1,6 +1,7 @@
 import { createServer, type TLSSocket } from 'node:tls';
 import { generateClientIdentity } from '../../src/adapters/androidtv/identity.js';
 import { CastReader, DEFAULT_MEDIA_RECEIVER, encodeCast, NS, type CastEnvelope } from '../../src/adapters/cast/cast-channel.js';
+import { systemClock } from '../../src/platform/clock.js';
 
 /**
  * A Google Cast receiver for tests: TLS on 127.0.0.1 (its own self-signed certificate), CASTV2
@@ -18,7 +19,7 @@ export interface CastEmulator {
 }
 
 export async function startCastEmulator(options: { host?: string } = {}): Promise<CastEmulator> {
-  const identity = generateClientIdentity('Emulated Cast');
+  const identity = generateClientIdentity('Emulated Cast', systemClock);
   const loads: CastEmulator['loads'] = [];
   const mediaCommands: string[] = [];
   const state = { running: false, level: 0.5, muted: false, playerState: 'IDLE' };

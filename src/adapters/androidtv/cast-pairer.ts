@@ -1,4 +1,4 @@
-import type { Timers } from '../../platform/clock.js';
+import type { Clock, Timers } from '../../platform/clock.js';
 import { CastPairingFailure, type CastPairer, type PairingSession } from '../../domain/media/ports.js';
 import { generateClientIdentity } from './identity.js';
 import { AndroidTvPairing } from './pairing.js';
@@ -9,10 +9,10 @@ import { AndroidTvError } from './session.js';
  * the certificate it was paired with), the exchange up to the code, then the secret.
  */
 export class AndroidTvPairer implements CastPairer {
-  constructor(private readonly options: { timers: Timers }) {}
+  constructor(private readonly options: { clock: Clock; timers: Timers }) {}
 
   async start(target: { host: string; port: number; clientName: string; timeoutMs: number }): Promise<PairingSession> {
-    const identity = generateClientIdentity(target.clientName);
+    const identity = generateClientIdentity(target.clientName, this.options.clock);
     let pairing: AndroidTvPairing;
     try {
       pairing = await AndroidTvPairing.start({ host: target.host, port: target.port, identity, clientName: target.clientName, timeoutMs: target.timeoutMs, timers: this.options.timers });

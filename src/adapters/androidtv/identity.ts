@@ -1,5 +1,6 @@
 import { createHash, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
+import type { Clock } from '../../platform/clock.js';
 
 /** The hub's TLS client identity for a TV: what the TV remembers once paired. */
 export interface ClientIdentity {
@@ -8,10 +9,10 @@ export interface ClientIdentity {
 }
 
 /**
- * A self-signed RSA 2048 certificate, valid ten years. The key pair comes from Node's crypto
- * (native, fast); node-forge only writes the X.509 certificate, which Node cannot.
+ * A self-signed RSA 2048 certificate, valid ten years from `clock`'s now. The key pair comes from
+ * Node's crypto (native, fast); node-forge only writes the X.509 certificate, which Node cannot.
  */
-export function generateClientIdentity(commonName: string): ClientIdentity {
+export function generateClientIdentity(commonName: string, clock: Clock): ClientIdentity {
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65537 });
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
   const privatePem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -21,9 +22,9 @@ export function generateClientIdentity(commonName: string): ClientIdentity {
   const serial = randomBytes(16);
   serial[0] = serial[0]! & 0x7f;
   cert.serialNumber = serial.toString('hex');
-  const now = new Date();
-  cert.validity.notBefore = new Date(now.getTime() - 24 * 3600 * 1000);
-  cert.validity.notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600 * 1000);
+  const now = clock.now();
+  cert.validity.notBefore = new Date(now - 24 * 3600 * 1000);
+  cert.validity.notAfter = new Date(now + 10 * 365 * 24 * 3600 * 1000);
   const subject = [{ name: 'commonName', value: commonName.slice(0, 64) }, { name: 'organizationName', value: 'Home Control Service' }];
   cert.setSubject(subject);
   cert.setIssuer(subject);

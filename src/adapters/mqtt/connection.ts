@@ -213,13 +213,12 @@ export class MqttConnection {
     if (!client) return;
     await new Promise<void>((resolve) => {
       // Bounded: a broker that does not answer the DISCONNECT does not hold the hub's stop.
-      const forced = setTimeout(() => {
+      const forced = this.o.timers.setTimeout(() => {
         client.end(true);
         resolve();
       }, 1000);
-      forced.unref();
       client.end(false, {}, () => {
-        clearTimeout(forced);
+        this.o.timers.clearTimeout(forced);
         resolve();
       });
     });

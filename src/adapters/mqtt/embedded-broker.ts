@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { Aedes, type AuthenticateError, type AuthErrorCode, type Client } from 'aedes';
+import type { TimerHandle, Timers } from '../../platform/clock.js';
 
 export interface EmbeddedBrokerOptions {
   host: string; // listen address, e.g. '0.0.0.0' or '127.0.0.1'
@@ -10,6 +11,7 @@ export interface EmbeddedBrokerOptions {
   maxTopicChars: number; // same for a longer topic
   maxClients?: number; // default 200; further connections are refused at CONNECT
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  timers: Timers; // the hub's; they bound close()
 }
 
 export interface EmbeddedBroker {
@@ -138,10 +140,10 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
         const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
         // aedes closes the clients it knows (those past CONNECT) and waits for them; a client
         // stuck in its will or persistence must not hold the hub's shutdown.
-        await within(1500, new Promise<void>((resolve) => broker.close(() => resolve())));
+        await within(options.timers, 1500, new Promise<void>((resolve) => broker.close(() => resolve())));
         // What is left: connections that never sent CONNECT, or that aedes did not finish.
         for (const socket of sockets) socket.destroy();
-        await within(500, listenerClosed);
+        await within(options.timers, 500, listenerClosed);
         options.log.info({ port }, 'embedded MQTT broker closed');
       })();
       return closing;
@@ -186,9 +188,9 @@ function frameGuard(maxBytes: number, oversize: (frameBytes: number) => void): (
   };
 }
 
-/** Waits for `promise`, at most `ms`. */
-async function within(ms: number, promise: Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
+/** Waits for `promise`, at most `ms` on `timers`. */
+async function within(timers: Timers, ms: number, promise: Promise<void>): Promise<void> {
+  let timer: TimerHandle | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = timers.setTimeout(resolve, ms)))]);
+  timers.clearTimeout(timer);
 }

@@ -181,6 +181,7 @@ export class MqttLink implements MqttRuntime {
           maxPayloadBytes: o.config.maxPayloadBytes,
           maxTopicChars: MAX_TOPIC_CHARS,
           log: o.log,
+          timers: o.timers,
         });
         this.embeddedError = undefined;
         url = `mqtt://127.0.0.1:${broker.port}`;

@@ -1,4 +1,5 @@
 import type { AiAction, AiBackend, AiModel, PromptRequest } from '../../domain/ai/ports.js';
+import type { Clock } from '../../platform/clock.js';
 
 interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -62,6 +63,8 @@ export class OllamaBackend implements AiBackend {
     private readonly url: string,
     readonly model: string,
     private readonly recommended: string[],
+    /** Times the health check's answer. */
+    private readonly clock: Clock,
     private readonly timeoutMs = 10_000,
   ) {}
 
@@ -74,12 +77,12 @@ export class OllamaBackend implements AiBackend {
   }
 
   async health() {
-    const started = Date.now();
+    const started = this.clock.now();
     try {
       const res = await fetch(`${this.url}/api/version`, { signal: AbortSignal.timeout(this.timeoutMs) });
-      return { reachable: res.ok, latencyMs: Date.now() - started, ...(res.ok ? {} : { detail: `answered ${res.status}` }) };
+      return { reachable: res.ok, latencyMs: this.clock.now() - started, ...(res.ok ? {} : { detail: `answered ${res.status}` }) };
     } catch (err) {
-      return { reachable: false, latencyMs: Date.now() - started, detail: (err as Error).message };
+      return { reachable: false, latencyMs: this.clock.now() - started, detail: (err as Error).message };
     }
   }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { tempNameFor } from '../../platform/atomic-file.js';
+import type { Timers } from '../../platform/clock.js';
 
 /** A secret key is this many random bytes (AES-256). */
 export const SECRET_KEY_BYTES = 32;
@@ -31,11 +32,11 @@ const SHORT_KEY_WAIT_MS = 100;
  * its own (created 0600), flushed, then hard-linked to `file`, which fails when the file exists, so
  * two hubs starting at once on one folder both end up with the key whichever made it first.
  * A file of the wrong size is refused (SecretKeyError); one others may read is narrowed to 0600,
- * with a warning.
+ * with a warning. A file shorter than a key is read again after a wait on `timers`.
  */
-export async function loadOrCreateSecretKey(file: string, log: KeyFileLog): Promise<Buffer> {
+export async function loadOrCreateSecretKey(file: string, log: KeyFileLog, timers: Timers): Promise<Buffer> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const key = await readKey(file, log);
+    const key = await readKey(file, log, timers);
     if (key) return key;
     await createKey(file, log);
   }
@@ -43,7 +44,7 @@ export async function loadOrCreateSecretKey(file: string, log: KeyFileLog): Prom
   throw new SecretKeyError(`The secret key ${file} disappears as soon as it is made; the hub cannot keep a key there.`);
 }
 
-async function readKey(file: string, log: KeyFileLog, retries = SHORT_KEY_RETRIES): Promise<Buffer | undefined> {
+async function readKey(file: string, log: KeyFileLog, timers: Timers, retries = SHORT_KEY_RETRIES): Promise<Buffer | undefined> {
   let handle: fs.FileHandle;
   try {
     handle = await fs.open(file, 'r');
@@ -68,8 +69,8 @@ async function readKey(file: string, log: KeyFileLog, retries = SHORT_KEY_RETRIE
     await handle.close().catch(() => undefined);
   }
   if (key) return key;
-  await new Promise((resolve) => setTimeout(resolve, SHORT_KEY_WAIT_MS));
-  return readKey(file, log, retries - 1);
+  await new Promise<void>((resolve) => timers.setTimeout(resolve, SHORT_KEY_WAIT_MS));
+  return readKey(file, log, timers, retries - 1);
 }
 
 /** A key file others may read: made 0600, with a warning (or a warning that it cannot be). */

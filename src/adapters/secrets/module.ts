@@ -1,3 +1,4 @@
+import type { Timers } from '../../platform/clock.js';
 import type { HubModule } from '../../platform/module.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { AesGcmSecretBox, isSealedText } from './aes-gcm-box.js';
@@ -12,7 +13,7 @@ export interface SecretsModule extends HubModule<Record<string, never>> {
  * The hub's secret key (`DATA_DIR/secret.key`, never in a backup): read at start, or made at the
  * first one. A key file that cannot be used stops the start with a message saying what to do.
  */
-export function secretsModule(deps: { file: string; log: KeyFileLog }): SecretsModule {
+export function secretsModule(deps: { file: string; log: KeyFileLog; timers: Timers }): SecretsModule {
   let box: AesGcmSecretBox | undefined;
   const loaded = (): AesGcmSecretBox => {
     if (!box) throw new Error('the secret key is not loaded: the secrets module has not started');
@@ -28,7 +29,7 @@ export function secretsModule(deps: { file: string; log: KeyFileLog }): SecretsM
       isSealed: isSealedText,
     },
     async start() {
-      const key = await loadOrCreateSecretKey(deps.file, deps.log);
+      const key = await loadOrCreateSecretKey(deps.file, deps.log, deps.timers);
       box = new AesGcmSecretBox(key);
       key.fill(0);
     },

@@ -207,7 +207,7 @@ export class ReleaseService {
     const target = version ? release.versions.find((v) => v.version === version) : (release.versions.find((v) => v.version === release.current) ?? release.versions[release.versions.length - 1]);
     if (!target) throw releaseErrors.RELEASE_VERSION_NOT_FOUND({ key, version: version ?? '(latest)' });
     const files = this.deps.files;
-    const work = await files.makeTempFolder(into, `.package-${Date.now()}-`);
+    const work = await files.makeTempFolder(into, `.package-${this.deps.clock.now()}-`);
     try {
       await files.makeFolder(path.join(work, 'files'));
       const checksums: Record<string, string> = {};

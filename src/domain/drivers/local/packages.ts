@@ -126,7 +126,7 @@ export class DriverPackages {
   /** Writes a package to a staging folder and loads its one manifest there; removes the folder when it is not a valid package. */
   private async stage(upload: DriverUpload): Promise<{ dir: string; manifest: LoadedManifest; files: PackageFile[] }> {
     const files = await this.filesOf(upload);
-    const dir = await this.deps.files.makeTempFolder(path.join(this.root, '.staging'), `${Date.now()}-`);
+    const dir = await this.deps.files.makeTempFolder(path.join(this.root, '.staging'), `${this.deps.clock.now()}-`);
     try {
       await this.writeFiles(dir, files);
       const { manifests, errors } = await loadManifests(dir);
@@ -147,7 +147,7 @@ export class DriverPackages {
       const previous = this.previousOf(driverKey);
       if (!(await this.deps.files.exists(previous))) throw driverErrors.NO_PREVIOUS_VERSION({ driverKey });
       // A folder of its own to move the previous version into; swapped in from there, it is removed empty.
-      const swapFolder = await this.deps.files.makeTempFolder(path.join(this.root, '.staging'), `rollback-${Date.now()}-`);
+      const swapFolder = await this.deps.files.makeTempFolder(path.join(this.root, '.staging'), `rollback-${this.deps.clock.now()}-`);
       const swap = path.join(swapFolder, 'previous');
       try {
         await this.deps.files.rename(previous, swap);
