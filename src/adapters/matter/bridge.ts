@@ -559,7 +559,10 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
       await commissioner.allowBasicCommissioning(() => {
         windowUntil = 0;
       });
+      // A window opened again runs its own 15 minutes: the earlier one's timer would close it early.
+      if (windowTimer) o.timers.clearTimeout(windowTimer);
       windowTimer = o.timers.setTimeout(() => {
+        windowTimer = undefined;
         windowUntil = 0;
         void commissioner.endCommissioning().catch(() => undefined);
       }, COMMISSIONING_WINDOW_MS);

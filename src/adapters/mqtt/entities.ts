@@ -12,7 +12,7 @@
  * Tasmota and ESPHome write their configs for.
  */
 import { createHash } from 'node:crypto';
-import type { ButtonPress } from '../../domain/devices/capabilities.js';
+import { BINARY_SENSOR_CLASS_OF_HOME_ASSISTANT, SENSOR_CLASS_OF_HOME_ASSISTANT, type ButtonPress } from '../../domain/devices/capabilities.js';
 import { NetworkFailureError } from '../../platform/network-failures.js';
 import { hsToRgb, hsToXy, rgbToHs, xyToHs, type Hs } from '../../platform/colour.js';
 import { compileTemplate, TemplateError, type CompiledTemplate } from './templates.js';
@@ -787,25 +787,11 @@ function lockParts(config: Config): Parts {
   };
 }
 
-/** Home Assistant's sensor device classes, as the hub's sensor classes (docs/devices.md). */
-export const SENSOR_CLASS_OF: Readonly<Record<string, string>> = {
-  temperature: 'temperature',
-  humidity: 'humidity',
-  illuminance: 'illuminance',
-  power: 'power',
-  energy: 'energy',
-  battery: 'battery',
-  carbon_dioxide: 'co2',
-  pm25: 'pm25',
-  pressure: 'pressure',
-  atmospheric_pressure: 'pressure',
-};
-
 function sensorParts(config: Config): Parts {
   const stateTopic = topic(config, 'state_topic');
   if (!stateTopic) throw new DiscoveryError('a sensor needs a state_topic');
   const tpl = template(config, 'value_template');
-  const sensorClass = SENSOR_CLASS_OF[str(config, 'device_class') ?? ''];
+  const sensorClass = SENSOR_CLASS_OF_HOME_ASSISTANT[str(config, 'device_class') ?? ''];
   const unit = str(config, 'unit_of_measurement')?.trim() || undefined;
   return {
     deviceClass: 'sensor',
@@ -822,27 +808,13 @@ function sensorParts(config: Config): Parts {
   };
 }
 
-/** Home Assistant's binary sensor device classes, as the hub's (docs/devices.md). */
-export const BINARY_CLASS_OF: Readonly<Record<string, string>> = {
-  motion: 'motion',
-  occupancy: 'occupancy',
-  presence: 'occupancy',
-  door: 'contact',
-  window: 'contact',
-  opening: 'contact',
-  garage_door: 'contact',
-  moisture: 'leak',
-  smoke: 'smoke',
-  tamper: 'tamper',
-};
-
 function binarySensorParts(config: Config): Parts {
   const stateTopic = topic(config, 'state_topic');
   if (!stateTopic) throw new DiscoveryError('a binary_sensor needs a state_topic');
   const tpl = template(config, 'value_template');
   const onWord = config.payload_on ?? 'ON';
   const offWord = config.payload_off ?? 'OFF';
-  const sensorClass = BINARY_CLASS_OF[str(config, 'device_class') ?? ''];
+  const sensorClass = BINARY_SENSOR_CLASS_OF_HOME_ASSISTANT[str(config, 'device_class') ?? ''];
   // The hub reads a contact as `open` (true when open); every other class as `detected`.
   const key = sensorClass === 'contact' ? 'open' : 'detected';
   return {

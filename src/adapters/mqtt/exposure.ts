@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
+import { homeAssistantBinarySensorClass, homeAssistantSensorClass } from '../../domain/devices/capabilities.js';
 import type { DeviceView } from '../../domain/devices/device-service.js';
 import type { DomainEventBus } from '../../domain/events.js';
 import type { TimerHandle, Timers } from '../../platform/clock.js';
 import { messageOf } from '../../platform/network-failures.js';
 import type { MqttConnection } from './connection.js';
 import { MQTT_DRIVER_KEY } from './discovery-integration.js';
-import { BINARY_CLASS_OF, SENSOR_CLASS_OF } from './entities.js';
 
 export interface MqttExposureOptions {
   connection: MqttConnection;
@@ -34,10 +34,6 @@ const STALE_SWEEP_MS = 2000;
 const MAX_COMMAND_BYTES = 4096;
 
 type Exposed = { component: string; objectId: string; config: Record<string, unknown> };
-
-/** Home Assistant's device class for a hub sensor class: the first that discovery maps to it (one table, entities.ts). */
-const haClassOf = (table: Readonly<Record<string, string>>, hubClass: unknown): string | undefined =>
-  typeof hubClass === 'string' ? Object.entries(table).find(([, hub]) => hub === hubClass)?.[0] : undefined;
 
 /**
  * A device id as one MQTT topic level and object id: letters, digits, `_` and `-` only. An id
@@ -284,7 +280,7 @@ export class MqttExposure {
       case 'lock':
         return { component: 'lock', objectId, config: { ...base, command_topic: t('set'), state_topic: state, value_template: '{{ value_json.lock }}' } };
       case 'sensor': {
-        const sensorClass = haClassOf(SENSOR_CLASS_OF, a.sensorClass);
+        const sensorClass = homeAssistantSensorClass(a.sensorClass);
         return {
           component: 'sensor',
           objectId,
@@ -292,7 +288,7 @@ export class MqttExposure {
         };
       }
       case 'binary_sensor': {
-        const sensorClass = haClassOf(BINARY_CLASS_OF, a.sensorClass);
+        const sensorClass = homeAssistantBinarySensorClass(a.sensorClass);
         return { component: 'binary_sensor', objectId, config: { ...base, state_topic: state, value_template: '{{ value_json.detected }}', ...(sensorClass ? { device_class: sensorClass } : {}) } };
       }
       case 'button':

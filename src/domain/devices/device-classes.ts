@@ -14,36 +14,59 @@ import { CAPABILITY_NAMES, type CapabilityName } from './capability-table.js';
 export const DEVICE_CLASSES = ['light', 'switch', 'outlet', 'cover', 'climate', 'fan', 'lock', 'sensor', 'binary_sensor', 'button', 'media_player', 'remote', 'generic'] as const;
 export type DeviceClass = (typeof DEVICE_CLASSES)[number];
 
-/** Sensor classes with their unit and the state keys drivers report them under (first present wins). */
+/**
+ * Sensor classes with their unit, the state keys drivers report them under (first present wins)
+ * and their Home Assistant device classes: the first is the one the hub says (MQTT export, the
+ * graph's entities), the others are read as this class too (MQTT discovery). The one place the
+ * hub's sensor vocabulary meets Home Assistant's.
+ */
 export const SENSOR_CLASSES = {
-  temperature: { unit: '°C', keys: ['temperature', 'current_temperature'] },
-  humidity: { unit: '%', keys: ['humidity', 'current_humidity', 'relative_humidity'] },
-  illuminance: { unit: 'lx', keys: ['illuminance', 'illuminance_lux', 'lux'] },
-  power: { unit: 'W', keys: ['power', 'power_w', 'watts'] },
-  energy: { unit: 'kWh', keys: ['energy', 'energy_kwh'] },
-  battery: { unit: '%', keys: ['battery', 'battery_level'] },
-  co2: { unit: 'ppm', keys: ['co2', 'carbon_dioxide'] },
-  pm25: { unit: 'µg/m³', keys: ['pm25', 'pm2_5'] },
-  pressure: { unit: 'hPa', keys: ['pressure'] },
-} as const satisfies Record<string, { unit: string; keys: readonly string[] }>;
+  temperature: { unit: '°C', keys: ['temperature', 'current_temperature'], homeAssistant: ['temperature'] },
+  humidity: { unit: '%', keys: ['humidity', 'current_humidity', 'relative_humidity'], homeAssistant: ['humidity'] },
+  illuminance: { unit: 'lx', keys: ['illuminance', 'illuminance_lux', 'lux'], homeAssistant: ['illuminance'] },
+  power: { unit: 'W', keys: ['power', 'power_w', 'watts'], homeAssistant: ['power'] },
+  energy: { unit: 'kWh', keys: ['energy', 'energy_kwh'], homeAssistant: ['energy'] },
+  battery: { unit: '%', keys: ['battery', 'battery_level'], homeAssistant: ['battery'] },
+  co2: { unit: 'ppm', keys: ['co2', 'carbon_dioxide'], homeAssistant: ['carbon_dioxide'] },
+  pm25: { unit: 'µg/m³', keys: ['pm25', 'pm2_5'], homeAssistant: ['pm25'] },
+  pressure: { unit: 'hPa', keys: ['pressure'], homeAssistant: ['pressure', 'atmospheric_pressure'] },
+} as const satisfies Record<string, { unit: string; keys: readonly string[]; homeAssistant: readonly [string, ...string[]] }>;
 export type SensorClass = keyof typeof SENSOR_CLASSES;
 export const SENSOR_CLASS_NAMES = Object.keys(SENSOR_CLASSES) as SensorClass[];
 
 /**
  * Binary sensor classes: the state keys they are reported under and the words for detected / clear.
  * `contact` is true when the contact is made (the door is closed), as Zigbee2MQTT and HomeKit say;
- * a driver may report `open` (true when open) instead.
+ * a driver may report `open` (true when open) instead. Their Home Assistant device classes as
+ * the sensor classes' above.
  */
 export const BINARY_SENSOR_CLASSES = {
-  motion: { keys: ['motion', 'motion_detected'], words: ['Motion', 'Clear'] },
-  occupancy: { keys: ['occupancy', 'occupied', 'presence'], words: ['Occupied', 'Clear'] },
-  contact: { keys: ['contact', 'open'], words: ['Open', 'Closed'] },
-  leak: { keys: ['leak', 'water_leak', 'moisture'], words: ['Wet', 'Dry'] },
-  smoke: { keys: ['smoke', 'smoke_detected'], words: ['Smoke', 'Clear'] },
-  tamper: { keys: ['tamper', 'tampered'], words: ['Tampered', 'Clear'] },
-} as const satisfies Record<string, { keys: readonly string[]; words: readonly [string, string] }>;
+  motion: { keys: ['motion', 'motion_detected'], words: ['Motion', 'Clear'], homeAssistant: ['motion'] },
+  occupancy: { keys: ['occupancy', 'occupied', 'presence'], words: ['Occupied', 'Clear'], homeAssistant: ['occupancy', 'presence'] },
+  contact: { keys: ['contact', 'open'], words: ['Open', 'Closed'], homeAssistant: ['door', 'window', 'opening', 'garage_door'] },
+  leak: { keys: ['leak', 'water_leak', 'moisture'], words: ['Wet', 'Dry'], homeAssistant: ['moisture'] },
+  smoke: { keys: ['smoke', 'smoke_detected'], words: ['Smoke', 'Clear'], homeAssistant: ['smoke'] },
+  tamper: { keys: ['tamper', 'tampered'], words: ['Tampered', 'Clear'], homeAssistant: ['tamper'] },
+} as const satisfies Record<string, { keys: readonly string[]; words: readonly [string, string]; homeAssistant: readonly [string, ...string[]] }>;
 export type BinarySensorClass = keyof typeof BINARY_SENSOR_CLASSES;
 export const BINARY_SENSOR_CLASS_NAMES = Object.keys(BINARY_SENSOR_CLASSES) as BinarySensorClass[];
+
+/** A Home Assistant sensor device class → the hub's sensor class (MQTT discovery reads it so). */
+export const SENSOR_CLASS_OF_HOME_ASSISTANT: Readonly<Record<string, SensorClass>> = Object.fromEntries(
+  SENSOR_CLASS_NAMES.flatMap((c) => SENSOR_CLASSES[c].homeAssistant.map((ha) => [ha, c])),
+);
+/** A Home Assistant binary sensor device class → the hub's binary sensor class. */
+export const BINARY_SENSOR_CLASS_OF_HOME_ASSISTANT: Readonly<Record<string, BinarySensorClass>> = Object.fromEntries(
+  BINARY_SENSOR_CLASS_NAMES.flatMap((c) => BINARY_SENSOR_CLASSES[c].homeAssistant.map((ha) => [ha, c])),
+);
+/** The Home Assistant device class the hub says for one of its sensor classes (undefined for another word). */
+export function homeAssistantSensorClass(sensorClass: unknown): string | undefined {
+  return typeof sensorClass === 'string' && Object.hasOwn(SENSOR_CLASSES, sensorClass) ? SENSOR_CLASSES[sensorClass as SensorClass].homeAssistant[0] : undefined;
+}
+/** The Home Assistant device class the hub says for one of its binary sensor classes. */
+export function homeAssistantBinarySensorClass(sensorClass: unknown): string | undefined {
+  return typeof sensorClass === 'string' && Object.hasOwn(BINARY_SENSOR_CLASSES, sensorClass) ? BINARY_SENSOR_CLASSES[sensorClass as BinarySensorClass].homeAssistant[0] : undefined;
+}
 
 export const BUTTON_PRESSES = ['single', 'double', 'long'] as const;
 export type ButtonPress = (typeof BUTTON_PRESSES)[number];

@@ -1,7 +1,7 @@
 import { DomainError } from '../../platform/errors.js';
 import { slugify } from '../../platform/slugs.js';
 import { resolveAction, type AbstractAction, type ActionName, type DeviceActions } from '../devices/actions.js';
-import { CAPABILITY_MODEL, type CapabilityName, type CapabilitySource } from '../devices/capabilities.js';
+import { CAPABILITY_MODEL, SENSOR_CLASS_NAMES, SENSOR_CLASSES, type CapabilityName, type CapabilitySource } from '../devices/capabilities.js';
 import { errorInfo } from '../devices/command-results.js';
 import type { DeviceActionResult } from '../devices/model.js';
 import { sceneObjectIds, type SceneCatalog } from '../scenes/catalog.js';
@@ -149,17 +149,16 @@ export function actionSource(device: GraphDevice): CapabilitySource {
 const CONTROL_KEYS = new Set(['brightness', 'volume', 'target_temperature', 'position']);
 const NOT_READINGS = /channel|track|duration|elapsed|playlist|preset|index/;
 const SENSOR_PRIMARY = ['temperature', 'current_temperature', 'humidity', 'illuminance', 'power', 'energy', 'battery'];
-const READING_META: Record<string, { device_class: string; unit_of_measurement?: string }> = {
-  temperature: { device_class: 'temperature' },
-  current_temperature: { device_class: 'temperature' },
-  humidity: { device_class: 'humidity', unit_of_measurement: '%' },
-  battery: { device_class: 'battery', unit_of_measurement: '%' },
-  illuminance: { device_class: 'illuminance', unit_of_measurement: 'lx' },
-  power: { device_class: 'power', unit_of_measurement: 'W' },
-  energy: { device_class: 'energy', unit_of_measurement: 'kWh' },
-  pressure: { device_class: 'pressure' },
-  co2: { device_class: 'carbon_dioxide', unit_of_measurement: 'ppm' },
-};
+/**
+ * A reading key's Home Assistant attributes (its device class and unit), from the sensor classes
+ * (device-classes.ts). A temperature has no unit here: it is °C or °F by the home's units.
+ */
+const READING_META: Record<string, { device_class: string; unit_of_measurement?: string }> = Object.fromEntries(
+  SENSOR_CLASS_NAMES.flatMap((c) => {
+    const { keys, unit, homeAssistant } = SENSOR_CLASSES[c];
+    return keys.map((key) => [key, { device_class: homeAssistant[0], ...(c === 'temperature' ? {} : { unit_of_measurement: unit }) }]);
+  }),
+);
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
