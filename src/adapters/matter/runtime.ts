@@ -4,6 +4,7 @@ import type { DriverPlacement } from '../../domain/drivers/local/driver-process.
 import type { DomainEventBus } from '../../domain/events.js';
 import type { MatterRuntime, MatterRuntimeStatus } from '../../domain/matter/ports.js';
 import { Backoff } from '../../platform/backoff.js';
+import { LeasedRuntime } from '../../platform/leased-runtime.js';
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { messageOf } from '../../platform/network-failures.js';
 import type { ProcessRunner } from '../../platform/processes.js';
@@ -51,41 +52,36 @@ export class MatterLink implements MatterRuntime {
   private bridge: RunningMatterBridge | undefined;
   private state: MatterRuntimeStatus['state'] = 'off';
   private error: string | undefined;
-  private holder: string | undefined;
-  private unwatch: (() => void) | undefined;
   private wanted = false;
   private readonly backoff = new Backoff({ initialMs: FIRST_RESTART_MS, maxMs: MAX_RESTART_MS });
   private restartTimer: TimerHandle | undefined;
   private startedAt = 0;
   private restarts = 0;
 
-  constructor(private readonly o: MatterLinkOptions) {}
+  /** The bridge runs on the instance of a cluster that holds `builtin:matter` (one node, one fabric table). */
+  private readonly lease: LeasedRuntime;
+
+  constructor(private readonly o: MatterLinkOptions) {
+    this.lease = new LeasedRuntime({
+      lease: MATTER_LEASE,
+      ...(o.placement ? { leases: o.placement } : {}),
+      label: 'Matter bridge',
+      log: o.log,
+      running: () => this.bridge !== undefined,
+      activate: () => this.activate(),
+      deactivate: () => this.close(),
+    });
+  }
 
   async start(): Promise<void> {
     this.wanted = true;
-    const placement = this.o.placement;
-    if (placement && !this.unwatch) this.unwatch = placement.watch(() => void this.rebalance());
-    await this.rebalance();
+    await this.lease.start();
   }
 
-  private async rebalance(): Promise<void> {
+  /** Starts the bridge here (the lease is held, or there is no cluster). A failure is a status, and gives the lease back. */
+  private async activate(): Promise<void> {
     if (!this.wanted) return;
-    const placement = this.o.placement;
-    if (placement) {
-      if (this.bridge && placement.holds(MATTER_LEASE)) return;
-      if (this.bridge) {
-        this.o.log.warn({}, 'Matter: the bridge lease went to another instance; stopping the bridge here');
-        await this.close();
-      }
-      const claim = await placement.claim(MATTER_LEASE).catch((err: unknown) => ({ held: false as const, holder: `unknown (${messageOf(err)})` }));
-      if (!claim.held) {
-        this.state = 'standby';
-        this.holder = claim.holder;
-        return;
-      }
-      this.holder = undefined;
-    }
-    if (this.bridge || this.state === 'starting') return;
+    if (this.bridge) return;
     this.state = 'starting';
     this.error = undefined;
     try {
@@ -125,17 +121,12 @@ export class MatterLink implements MatterRuntime {
       }
       this.state = 'running';
       this.startedAt = o.clock.now();
-      // Stopped while it started: it goes again, and so does the lease.
-      if (!this.wanted) {
-        await this.close();
-        if (this.o.placement) await this.o.placement.release(MATTER_LEASE).catch(() => undefined);
-      }
     } catch (err) {
       this.state = 'failed';
       const message = messageOf(err);
       this.error = /EADDRINUSE|already in use/i.test(message) ? `UDP port ${this.o.config.port} is in use by another program (MATTER_PORT chooses another)` : `the bridge did not start: ${message}`;
       this.o.log.error({ err: message }, 'Matter bridge not started');
-      if (this.o.placement) await this.o.placement.release(MATTER_LEASE).catch(() => undefined);
+      await this.lease.release();
     }
   }
 
@@ -157,7 +148,7 @@ export class MatterLink implements MatterRuntime {
     this.o.notice?.(`The Matter bridge process ${why}. It is restarted in ${Math.round(delay / 1000)} s with its pairings; controllers reconnect by themselves.`);
     this.restartTimer = this.o.timers.setTimeout(() => {
       this.restartTimer = undefined;
-      void this.rebalance();
+      void this.lease.rebalance();
     }, delay);
   }
 
@@ -172,13 +163,8 @@ export class MatterLink implements MatterRuntime {
     this.wanted = false;
     if (this.restartTimer) this.o.timers.clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
-    this.unwatch?.();
-    this.unwatch = undefined;
-    const held = this.bridge !== undefined;
-    await this.close();
-    this.holder = undefined;
+    await this.lease.stop();
     this.error = undefined;
-    if (held && this.o.placement) await this.o.placement.release(MATTER_LEASE).catch(() => undefined);
   }
 
   status(): MatterRuntimeStatus {
@@ -186,13 +172,14 @@ export class MatterLink implements MatterRuntime {
     const devices = b?.devices() ?? [];
     const pairing = b?.pairing();
     return {
-      state: this.state,
+      // Standing by while another instance of the cluster runs the bridge.
+      state: this.lease.holder && !b ? 'standby' : this.state,
       ...(this.error ? { error: this.error } : {}),
       runsIn: this.o.processes ? 'process' : 'hub',
       ...(this.o.requirements ? { requirements: this.o.requirements.status() } : {}),
       ...(b?.pid !== undefined ? { pid: b.pid } : {}),
       restarts: this.restarts,
-      ...(this.holder ? { holder: this.holder } : {}),
+      ...(this.lease.holder ? { holder: this.lease.holder } : {}),
       port: b?.port ?? this.o.config.port,
       commissioned: b?.commissioned() ?? false,
       fabrics: b?.fabrics() ?? [],

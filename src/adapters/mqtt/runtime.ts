@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { MqttConfig } from '../../config.js';
 import type { Clock, Timers } from '../../platform/clock.js';
 import { messageOf } from '../../platform/network-failures.js';
+import { LeasedRuntime } from '../../platform/leased-runtime.js';
 import { attachBuiltInDriver, type BuiltInIntegrations } from '../../domain/drivers/builtin.js';
 import type { DriverManager, DriverManagerLogger } from '../../domain/drivers/driver-manager.js';
 import type { DriverPlacement } from '../../domain/drivers/local/driver-process.js';
@@ -62,17 +63,26 @@ interface Active {
 export class MqttLink implements MqttRuntime {
   private active: Active | undefined;
   private role: 'active' | 'standby' = 'standby';
-  private holder: string | undefined;
   private embeddedError: string | undefined;
-  private stopped = false;
-  private changing: Promise<void> = Promise.resolve();
-  private unwatch: (() => void) | undefined;
   private lastDiscovery: ReturnType<MqttImport['importStatus']> | undefined;
 
   /** Automations' MQTT triggers: topic filters and who listens to each, kept across link restarts. */
   private readonly listeners = new Map<string, Set<(topic: string, payload: string) => void>>();
 
-  constructor(private readonly o: MqttLinkOptions) {}
+  /** The link runs on the instance of a cluster that holds `builtin:mqtt`. */
+  private readonly lease: LeasedRuntime;
+
+  constructor(private readonly o: MqttLinkOptions) {
+    this.lease = new LeasedRuntime({
+      lease: MQTT_LEASE,
+      ...(o.placement ? { leases: o.placement } : {}),
+      label: 'MQTT link',
+      log: o.log,
+      running: () => this.active !== undefined,
+      activate: () => this.activate(),
+      deactivate: () => this.deactivate(),
+    });
+  }
 
   /**
    * The messages automations listen to (MQTT triggers): a filter is subscribed on the link while
@@ -113,52 +123,11 @@ export class MqttLink implements MqttRuntime {
   }
 
   async start(): Promise<void> {
-    this.stopped = false;
-    const placement = this.o.placement;
-    if (placement) this.unwatch = placement.watch(() => void this.serialized(() => this.rebalance()));
-    await this.serialized(() => this.rebalance());
+    await this.lease.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.unwatch?.();
-    await this.serialized(async () => {
-      const wasActive = this.active !== undefined;
-      await this.deactivate();
-      if (wasActive && this.o.placement) await this.o.placement.release(MQTT_LEASE).catch(() => undefined);
-    });
-  }
-
-  private serialized(work: () => Promise<void>): Promise<void> {
-    const next = this.changing.then(work, work);
-    this.changing = next.catch((err: unknown) => this.o.log.error({ err: messageOf(err) }, 'MQTT: the link could not change hands'));
-    return this.changing;
-  }
-
-  /** Takes the lease when free (or keeps it), runs the link where it is held, stops it where it was lost. */
-  private async rebalance(): Promise<void> {
-    if (this.stopped) return;
-    const placement = this.o.placement;
-    if (!placement) {
-      if (!this.active) await this.activate();
-      return;
-    }
-    if (this.active && placement.holds(MQTT_LEASE)) return;
-    if (this.active) {
-      this.o.log.warn({}, 'MQTT: the link lease went to another instance; stopping the link here');
-      await this.deactivate();
-    }
-    const claim = await placement.claim(MQTT_LEASE).catch((err: unknown) => {
-      this.o.log.warn({ err: messageOf(err) }, 'MQTT: could not take the link lease; standing by');
-      return { held: false as const, holder: 'unknown (the database did not answer)' };
-    });
-    if (claim.held) {
-      this.holder = undefined;
-      await this.activate();
-    } else {
-      this.role = 'standby';
-      this.holder = claim.holder;
-    }
+    await this.lease.stop();
   }
 
   private async activate(): Promise<void> {
@@ -266,7 +235,7 @@ export class MqttLink implements MqttRuntime {
       mode: this.embedded ? 'embedded' : 'external',
       broker,
       role: this.role,
-      ...(this.holder ? { holder: this.holder } : {}),
+      ...(this.lease.holder ? { holder: this.lease.holder } : {}),
       connection: link
         ? {
             connected: link.connected,
