@@ -1,5 +1,4 @@
 import type { DeviceView } from '../../domain/devices/device-service.js';
-import type { DomainEventBus } from '../../domain/events.js';
 import type { MatterRuntimeStatus } from '../../domain/matter/ports.js';
 
 /**
@@ -11,20 +10,6 @@ import type { MatterRuntimeStatus } from '../../domain/matter/ports.js';
 
 /** The bridge's state as the child last told it: what `status()` answers without asking. */
 export type BridgeSnapshot = Pick<MatterRuntimeStatus, 'port' | 'commissioned' | 'fabrics' | 'pairing' | 'devices' | 'unmapped'>;
-
-/**
- * The hub's events a bridge follows: each names a device whose Matter endpoint may have to
- * change (`changed`), or a button pressed (`pressed`). The one list, for the bridge in the hub's
- * process (bridge.ts) and for the hub's side of the bridge process (child-bridge.ts).
- */
-export function followDevices(events: DomainEventBus, owner: object, changed: (deviceId: string) => void, pressed: (deviceId: string, press: 'single' | 'double' | 'long') => void): void {
-  events.on(owner, 'device.state_changed', ({ deviceId }) => changed(deviceId));
-  events.on(owner, 'device.online_changed', ({ deviceId }) => changed(deviceId));
-  events.on(owner, 'device.updated', ({ device }) => changed(device.id));
-  events.on(owner, 'device.discovered', ({ device }) => changed(device.id));
-  events.on(owner, 'device.removed', ({ deviceId }) => changed(deviceId));
-  events.on(owner, 'device.button_pressed', ({ deviceId, press }) => pressed(deviceId, press));
-}
 
 export interface BridgeStartOptions {
   storageDir: string;

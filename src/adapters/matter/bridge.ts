@@ -42,7 +42,7 @@ import type { MatterBridgedDevice, MatterFabric } from '../../domain/matter/port
 import type { Clock, TimerHandle, Timers } from '../../platform/clock.js';
 import { hsToXy, xyToHs } from '../../platform/colour.js';
 import { messageOf } from '../../platform/network-failures.js';
-import { followDevices } from './bridge-protocol.js';
+import { DeviceFeed } from '../../domain/devices/device-feed.js';
 
 export interface MatterBridgeOptions {
   /** DATA_DIR/matter: the node's fabrics, keys and endpoint numbers. */
@@ -494,30 +494,19 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
   };
 
   // Changes are applied one at a time, in order, and a burst for one device once per turn.
-  const dirty = new Set<string>();
   let running: Promise<void> = Promise.resolve();
-  let scheduled = false;
-  const mark = (deviceId: string) => {
-    dirty.add(deviceId);
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      const ids = [...dirty];
-      dirty.clear();
-      running = running.then(async () => {
-        for (const id of ids) {
-          await sync(id);
-          await nextTurn();
-        }
-      });
+  const feed = new DeviceFeed(o.events, setImmediate, ({ deviceIds, presses }) => {
+    running = running.then(async () => {
+      for (const id of deviceIds) {
+        await sync(id);
+        await nextTurn();
+      }
     });
-  };
-  const owner = {};
-  followDevices(o.events, owner, mark, (deviceId, press) => {
-    const b = bridged.get(deviceId);
-    if (!b || b.mapping.deviceType !== 'Generic Switch') return;
-    void pressSwitch(b.endpoint, press).catch((err: unknown) => o.log.warn({ deviceId, err: messageOf(err) }, 'Matter: a button press could not be reported'));
+    for (const { deviceId, press } of presses) {
+      const b = bridged.get(deviceId);
+      if (!b || b.mapping.deviceType !== 'Generic Switch') continue;
+      void pressSwitch(b.endpoint, press).catch((err: unknown) => o.log.warn({ deviceId, err: messageOf(err) }, 'Matter: a button press could not be reported'));
+    }
   });
 
   try {
@@ -528,7 +517,7 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
     await server.start();
   } catch (err) {
     // Nothing of a bridge that did not start stays behind: listeners, the command sink, the node (and its storage lock).
-    o.events.removeOwner(owner);
+    feed.close();
     sink = undefined;
     await server.close().catch(() => undefined);
     throw err;
@@ -572,7 +561,7 @@ export async function startMatterBridge(o: MatterBridgeOptions): Promise<Running
     },
     async close() {
       o.timers.clearTimeout(windowTimer);
-      o.events.removeOwner(owner);
+      feed.close();
       sink = undefined;
       await running.catch(() => undefined);
       await server.close();

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { DeviceFeed } from '../../domain/devices/device-feed.js';
 import type { DeviceView } from '../../domain/devices/device-service.js';
 import type { ProcessExit, ProcessRunner, RunningProcess } from '../../platform/processes.js';
 import { messageOf } from '../../platform/network-failures.js';
 import type { MatterBridgeOptions, RunningMatterBridge } from './bridge.js';
 import { requirementFoldersForChild } from '../requirements/resolution.js';
-import { followDevices, MAX_LINE_BYTES, type BridgeSnapshot, type BridgeToHub, type HubToBridge } from './bridge-protocol.js';
+import { MAX_LINE_BYTES, type BridgeSnapshot, type BridgeToHub, type HubToBridge } from './bridge-protocol.js';
 
 /**
  * The bridge process's program: dist/adapters/matter/bridge-child.js, an entry of the build of its
@@ -120,36 +121,17 @@ export async function startChildBridge(o: ChildBridgeOptions): Promise<RunningMa
   child.stdin?.on('error', () => undefined);
 
   // Changes are gathered for one turn and sent together: a scene of 50 lights is one line.
-  const dirty = new Set<string>();
-  const presses: Array<{ deviceId: string; press: 'single' | 'double' | 'long' }> = [];
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
+  const feed = new DeviceFeed(o.events, setImmediate, ({ deviceIds, presses }) => {
     const views: DeviceView[] = [];
     const removed: string[] = [];
-    for (const id of dirty) {
+    for (const id of deviceIds) {
       const view = o.device(id);
       if (view && !view.removed) views.push(view);
       else removed.push(id);
     }
-    dirty.clear();
-    write({ t: 'changes', views, removed, presses: presses.splice(0) });
-  };
-  const mark = (deviceId: string) => {
-    dirty.add(deviceId);
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(flush);
-  };
-  const owner = {};
-  followDevices(o.events, owner, mark, (deviceId, press) => {
-    presses.push({ deviceId, press });
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+    write({ t: 'changes', views, removed, presses });
   });
-  const unsubscribe = () => o.events.removeOwner(owner);
+  const unsubscribe = () => feed.close();
 
   let started = false;
   const startTimer = setTimeout(() => settleStart?.reject(new Error(`the bridge process did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { homeAssistantBinarySensorClass, homeAssistantSensorClass } from '../../domain/devices/capabilities.js';
+import { DeviceFeed } from '../../domain/devices/device-feed.js';
 import type { DeviceView } from '../../domain/devices/device-service.js';
 import type { DomainEventBus } from '../../domain/events.js';
 import type { TimerHandle, Timers } from '../../platform/clock.js';
@@ -55,8 +56,7 @@ const has = (d: DeviceView, command: string) => d.commands.length === 0 || d.com
  */
 export class MqttExposure {
   private readonly published = new Map<string, { configTopic: string; config: string; state: string; online: boolean }>();
-  private readonly dirty = new Set<string>();
-  private scheduled = false;
+  private feed: DeviceFeed | undefined;
   private readonly unhook: Array<() => void> = [];
   private readonly warned = new Set<string>();
   /** Which device each topic level names, for commands coming in. */
@@ -76,13 +76,15 @@ export class MqttExposure {
     this.unhook.push(
       connection.onConnect(() => this.republishAll()),
       connection.onMessage((topic, payload) => this.onMessage(topic, payload)),
-      events.on(this, 'device.state_changed', ({ deviceId }) => this.mark(deviceId)),
-      events.on(this, 'device.online_changed', ({ deviceId }) => this.mark(deviceId)),
-      events.on(this, 'device.updated', ({ device }) => this.mark(device.id)),
-      events.on(this, 'device.discovered', ({ device }) => this.mark(device.id)),
-      events.on(this, 'device.removed', ({ deviceId }) => this.mark(deviceId)),
-      events.on(this, 'device.button_pressed', ({ deviceId, press }) => this.pressed(deviceId, press)),
     );
+    // Changes are published once per event-loop turn and device: a burst of state is one message.
+    const feed = new DeviceFeed(events, setImmediate, ({ deviceIds, presses }) => {
+      if (!this.o.connection.connected) return;
+      for (const id of deviceIds) this.publishDevice(id);
+      for (const { deviceId, press } of presses) this.pressed(deviceId, press);
+    });
+    this.feed = feed;
+    this.unhook.push(() => feed.close());
     connection.subscribe(this.ownConfigs(), 1);
     connection.subscribe(`${this.o.baseTopic}/+/set`, 1);
     connection.subscribe(`${this.o.baseTopic}/+/+/set`, 1);
@@ -112,8 +114,7 @@ export class MqttExposure {
     this.o.timers.clearTimeout(this.sweep ?? undefined);
     this.sweep = this.o.timers.setTimeout(() => this.clearStaleConfigs(), STALE_SWEEP_MS);
     void this.o.connection.publish(this.statusTopic, 'online', { qos: 1, retain: true }).catch(() => undefined);
-    for (const d of this.o.devices()) this.dirty.add(d.id);
-    this.schedule();
+    for (const d of this.o.devices()) this.feed?.mark(d.id);
   }
 
   private clearStaleConfigs(): void {
@@ -125,24 +126,6 @@ export class MqttExposure {
       if (current.has(topic)) continue;
       void this.o.connection.publish(topic, '', { qos: 1, retain: true }).catch(() => undefined);
     }
-  }
-
-  private mark(deviceId: string): void {
-    this.dirty.add(deviceId);
-    this.schedule();
-  }
-
-  /** Changes are published once per event-loop turn and device: a burst of state is one message. */
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      const ids = [...this.dirty];
-      this.dirty.clear();
-      if (!this.o.connection.connected) return;
-      for (const id of ids) this.publishDevice(id);
-    });
   }
 
   private publishDevice(id: string): void {
