@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { AbstractAction } from '../devices/actions.js';
-import { entityDomainsOf, type CapabilityName } from '../devices/capabilities.js';
+import { DEVICE_ENTITY_DOMAINS, entityDomainsOf, type CapabilityName } from '../devices/capabilities.js';
 import type { GraphDevice, HomeGraph } from '../graph/model.js';
 import { intentErrors } from './errors.js';
 import { EntityIndex, matchSentence, SOURCE_KIND, type EntityEntry, type RawMatch, type TargetKind } from './matcher.js';
@@ -117,9 +117,12 @@ const EPSILON = 1e-9;
 // ---------------------------------------------------------------------------------------------
 // Device semantics (language independent)
 
-/** Devices of a `domain` slot value: those that show up in that entity domain (by their class). */
+/**
+ * Devices of a `domain` slot value: those that show up in that entity domain (by their class). The
+ * domains are the device model's; IR remotes and buttons are not said by a domain word.
+ */
 const DOMAINS: Record<string, (d: GraphDevice) => boolean> = Object.fromEntries(
-  ['light', 'switch', 'fan', 'lock', 'cover', 'climate', 'media_player', 'sensor', 'binary_sensor'].map((domain) => [domain, (d: GraphDevice) => entityDomainsOf(d).includes(domain)]),
+  DEVICE_ENTITY_DOMAINS.filter((domain) => domain !== 'remote' && domain !== 'event').map((domain) => [domain, (d: GraphDevice) => entityDomainsOf(d).includes(domain)]),
 );
 
 /** Noun (in `words.nouns`) for counting devices of a domain. */
