@@ -429,11 +429,18 @@ describe('plugin bridge: across a Homebridge restart', () => {
     const names = (await hapAccessories()).flatMap((a) => a.services.filter((s) => shortType(s.type) === SERVICE.AccessoryInformation).map((s) => characteristic(s, CHAR.Name).value));
     expect(names.filter((n) => n === 'Ceiling fan')).toHaveLength(1);
     const mark = actions.length;
-    await hapWrite([{ aid: fan.aid, iid: characteristic(fan.service, CHAR.RotationSpeed).iid, value: 30 }]);
-    expect(await action('fan', 'set_percentage', mark)).toMatchObject({ params: { percentage: 30 } });
+    // HAP serves the cached accessory at once, before the plugin's stream to the hub is back: a
+    // write in that window is refused, or (seen once in a loaded CI run) accepted and not passed on,
+    // as a controller would see "No Response". Written again (each try waits 5 s for the action) until one reaches the driver.
+    const speed = { aid: fan.aid, iid: characteristic(fan.service, CHAR.RotationSpeed).iid, value: 30 };
+    const reached = await eventually(async () => {
+      await hapWrite([speed]).catch(() => undefined);
+      return action('fan', 'set_percentage', mark).catch(() => undefined);
+    }, 20_000, 'set_percentage to fan once the plugin is linked again');
+    expect(reached).toMatchObject({ params: { percentage: 30 } });
     // The removed device stayed out.
     expect(await hapDevice('Late lamp')).toBeUndefined();
-  });
+  }, 60_000);
 });
 
 /** The token the hub issued its plugin bridge, as the plugin reads it from its config block. */
