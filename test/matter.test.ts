@@ -204,6 +204,14 @@ describe('the Matter bridge', () => {
 
   it('a driver STATE_UPDATE reaches the subscribed controller', async () => {
     const light = await endpointFor('desk');
+    // From a settled state: the previous case's devices report what its commands left (on) a turn
+    // later, and on and off landing in one report batch would reach the controller as no change.
+    const deskId = await hubIdOf('desk');
+    await eventually(async () => {
+      const desk = (await (await server.request('GET', `/v1/os/devices/${deskId}`, { token })).json()) as { reading?: { on?: boolean } };
+      return desk.reading?.on === true ? true : undefined;
+    }, 5000, 'the desk light on, as the previous case left it');
+    await controller.nextReport({ endpoint: light, cluster: 'onOff', attribute: 'onOff', value: (v) => v === true }, 1000).catch(() => undefined);
     const next = controller.nextReport({ endpoint: light, cluster: 'onOff', attribute: 'onOff', value: (v) => v === false }, 3000);
     const sent = Date.now();
     driver.send({ type: 'STATE_UPDATE', deviceId: 'desk', state: { on: false } });
