@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import semver from 'semver';
 import type { NodeRuntime, NodeRuntimeProvider } from '../../domain/accessory-hub/ports.js';
-import { npmCommand, runInstaller, type InstallerDeps } from '../../domain/drivers/local/dependencies.js';
+import { lastLines, npmCommand, runInstaller, type InstallerDeps } from '../../domain/drivers/local/dependencies.js';
 
 /**
  * The Node lines the hub installs when a program needs a newer one than it runs on, newest
@@ -155,4 +155,3 @@ function npmCli(): string | undefined {
   return [...besideNode, ...onPath].find((file) => file.endsWith('npm-cli.js') && existsSync(file));
 }
 
-const lastLines = (log: string) => log.trim().split('\n').slice(-3).join(' / ').slice(0, 600);

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import semver from 'semver';
-import { npmCommand, runInstaller, type InstallerDeps } from '../../domain/drivers/local/dependencies.js';
+import { lastLines, npmCommand, runInstaller, type InstallerDeps } from '../../domain/drivers/local/dependencies.js';
 import type { Requirements, RequirementsState, RequirementsStatus } from '../../platform/requirements.js';
 
 /**
@@ -57,6 +57,8 @@ export class PackageRequirements implements Requirements {
   private readonly progress: string[] = [];
   private error: string | undefined;
   private installing: Promise<string> | undefined;
+  /** Where they were found: kept, so a status read does not search the disk again (packages do not go while the hub runs). */
+  private found: { source: 'hub' | 'installed'; nodeModules: string } | undefined;
 
   constructor(private readonly options: PackageRequirementsOptions) {
     const folder = this.presentIn();
@@ -103,6 +105,11 @@ export class PackageRequirements implements Requirements {
   }
 
   private presentIn(): { source: 'hub' | 'installed'; nodeModules: string } | undefined {
+    this.found ??= this.search();
+    return this.found;
+  }
+
+  private search(): { source: 'hub' | 'installed'; nodeModules: string } | undefined {
     const names = Object.keys(this.options.packages);
     if (this.options.useHubInstall !== false) {
       const hubFolders = createRequire(import.meta.url).resolve.paths(names[0] ?? '') ?? [];
@@ -147,7 +154,7 @@ export class PackageRequirements implements Requirements {
       log.info({ packages: specs, registry: registryUrl, dir }, `installing what ${label} needs from the npm registry (first use)`);
       const args = ['install', '--prefix', staging, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--omit=dev', '--loglevel=http', `--registry=${registryUrl}`, ...specs];
       const outcome = await runInstaller(this.options, npmCommand(), args, staging, installTimeoutMs, line);
-      if (!outcome.ok) throw new Error(`installing ${specs.join(' ')} from ${registryUrl} failed (${outcome.problem ?? 'failed'}): ${outcome.log.trim().split('\n').slice(-3).join(' / ').slice(0, 600)}`);
+      if (!outcome.ok) throw new Error(`installing ${specs.join(' ')} from ${registryUrl} failed (${outcome.problem ?? 'failed'}): ${lastLines(outcome.log)}`);
       if (!this.allAt(path.join(staging, 'node_modules'))) throw new Error(`npm installed ${specs.join(' ')}, but not at those versions`);
       // A previous copy (one at other versions) is moved aside first: rename does not replace a folder.
       if (existsSync(dir)) await fs.rename(dir, `${staging}-old`);

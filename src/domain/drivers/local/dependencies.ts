@@ -46,6 +46,9 @@ export async function installDependencies(deps: InstallerDeps & { files: Pick<Fi
   return { ok: true, log: '' };
 }
 
+/** An installer's last three output lines, for an error message: what npm said when it failed. */
+export const lastLines = (log: string): string => log.trim().split('\n').slice(-3).join(' / ').slice(0, 600);
+
 /** npm next to the running Node when it is there (a service's PATH may not have it), else from PATH. */
 export function npmCommand(): string {
   return process.platform === 'win32' ? 'npm.cmd' : 'npm';
