@@ -28,6 +28,8 @@ import { programErrors } from '../src/domain/programs/errors.js';
 import { remoteErrors } from '../src/domain/remotes/errors.js';
 import { sceneErrors } from '../src/domain/scenes/errors.js';
 import { errors, type ErrorFactory, type FailureKind } from '../src/platform/errors.js';
+import { INTEGRATIONS } from '../src/integrations/index.js';
+import { integrationErrors } from '../src/integrations/host.js';
 import { httpStatusOf } from '../src/surfaces/http/errors.js';
 import { httpErrors } from '../src/surfaces/http/failures.js';
 import { HUB_PROTOCOL_CODE_FOR, hubProtocolErrors } from '../src/surfaces/socket/failures.js';
@@ -112,6 +114,15 @@ export const ERROR_CATALOGUES: CatalogueEntry[] = [
     reaches: { http: false, hub: true },
     about: 'Answered by `hub:command` itself.',
   },
+  {
+    title: 'integrations',
+    source: 'src/integrations/host.ts',
+    catalogue: integrationErrors,
+    reaches: EVERYWHERE,
+    about: "Every integration's settings (`<name>.settings.set`, `POST /v1/os/integrations/<name>/settings`).",
+  },
+  // Each integration's own catalogue, from its declaration (src/integrations/<name>/errors.ts).
+  ...INTEGRATIONS.map((i) => ({ title: i.name, source: `src/integrations/${i.name}/errors.ts`, catalogue: i.errors, reaches: EVERYWHERE, about: `${i.title} (${i.doc}).` })),
 ];
 
 const KIND_MEANING: Record<FailureKind, string> = {

@@ -1,6 +1,8 @@
 import { isValidTimezone } from './platform/timezones.js';
 import { Cron } from 'croner';
 import path from 'node:path';
+import { INTEGRATIONS } from './integrations/index.js';
+import { integrationEnvironment } from './integrations/host.js';
 
 /**
  * All configuration is read and validated here, once, at start. A bad value stops the start
@@ -103,6 +105,8 @@ export interface Config {
   media: MediaConfig;
   /** Where the home is until an admin saves it in the home settings (sun triggers; docs/automations.md). */
   home: { latitude?: number; longitude?: number; timezone?: string };
+  /** Each integration's settings from the environment, by its declaration (src/integrations): name → setting key → value. */
+  integrations: Record<string, Record<string, string>>;
   /** Runaway protection and the webhooks' rate (docs/automations.md). */
   automations: { runawayMaxFires: number; runawayWindowMs: number; webhookMaxCalls: number; webhookWindowMs: number };
 }
@@ -356,6 +360,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     startupHoldMs: integer(env, 'STARTUP_HOLD_MS', 10_000, 0, 120_000),
     media: mediaConfig(env),
     home: homeLocation(env),
+    integrations: integrationEnvironment(INTEGRATIONS, env),
     automations: {
       runawayMaxFires: integer(env, 'AUTOMATION_RUNAWAY_MAX_FIRES', 30, 2, 100_000),
       runawayWindowMs: integer(env, 'AUTOMATION_RUNAWAY_WINDOW_SECONDS', 10, 1, 3600) * 1000,

@@ -83,6 +83,8 @@ import { MatterLink } from './adapters/matter/runtime.js';
 import { PackageRequirements, firstUsePins } from './adapters/requirements/package-requirements.js';
 import { MatterBridgeControl, matterModule } from './domain/matter/module.js';
 import { ScopedCaller } from './domain/auth/scoped-caller.js';
+import { INTEGRATIONS } from './integrations/index.js';
+import { hostIntegration } from './integrations/host.js';
 
 /**
  * The domain core, assembled: one module per domain folder, built here from its typed
@@ -575,12 +577,40 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     caller: matterCaller,
     devices: devices.devices,
   });
+  // The integrations built from their folders (src/integrations): each one's settings, module and routes, from its declaration.
+  const integrations = INTEGRATIONS.map((definition) =>
+    hostIntegration(definition, {
+      dataDir: config.dataDir,
+      environment: config.integrations,
+      devices: devices.devices,
+      manager: devices.drivers,
+      integrations: drivers.builtIns,
+      documents,
+      secrets: secrets.box,
+      events,
+      clock,
+      timers,
+      requirements: (d) =>
+        new PackageRequirements({
+          label: d.title,
+          packages: firstUsePins(d.requirements),
+          dir: path.join(config.dataDir, 'requirements', d.name),
+          registryUrl: config.npmRegistry,
+          installTimeoutMs: config.driverInstallTimeoutMs,
+          processes: processRunner,
+          timers,
+          log: component(d.name),
+        }),
+      ...(cluster ? { leases: cluster.placement } : {}),
+      log: component,
+    }),
+  );
   const debug = debugModule({ registry: devices.registry, state: state.authority, drivers: devices.drivers, config: { ...config } });
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
   const activity = activityModule({ repository: new KyselyActivityRepository(db), operations, clock, timers, log: component('activity'), names: (id) => devices.registry.find(id)?.name });
 
   // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt, matter, https]);
+  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt, matter, https, ...integrations.map((i) => i.module)]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
@@ -651,6 +681,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     fleet: fleet.fleet,
     /** The accessory hub's plugin bridge (its stream route follows devices through it), when Homebridge is installed. */
     accessoryBridge: accessoryHub.bridge,
+    /** The integrations built from their folders, with their routes and admin pages (the surfaces bind them). */
+    integrations,
     /** HTTPS beside HTTP: app.ts hands it the HTTP server once the hub is ready. */
     https: https.https,
     operations,

@@ -1,3 +1,5 @@
+import { INTEGRATIONS } from '../integrations/index.js';
+import { integrationDataFolders } from '../integrations/host.js';
 /** The SQLite database's file name under DATA_DIR. */
 export const DATABASE_FILE = 'hub.sqlite';
 
@@ -15,6 +17,7 @@ export const RESTORE_IMPORT_DIR = 'restore-import';
 
 /**
  * Folders of DATA_DIR that hold state a backup carries and a restore puts back, beside the
- * database and the drivers folder: the Matter bridge's fabrics, keys and endpoint numbers.
+ * database and the drivers folder: the Matter bridge's fabrics, keys and endpoint numbers, and
+ * the folders each integration declares (the Z-Wave network cache).
  */
-export const STATE_FOLDERS = ['matter'] as const;
+export const STATE_FOLDERS: readonly string[] = ['matter', ...integrationDataFolders(INTEGRATIONS)];

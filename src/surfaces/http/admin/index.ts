@@ -21,7 +21,7 @@ import { panelAssets } from './assets.js';
 import { usersPage } from './pages/users.js';
 import { adminSessionRoutes } from './session.js';
 import { bindPasswordPage } from '../web/password.js';
-import { ADMIN_AREA } from './panel-kit.js';
+import { ADMIN_AREA, adminForm, bindPage } from './panel-kit.js';
 
 export { adminCredential };
 
@@ -63,6 +63,8 @@ export const adminApi: FastifyPluginAsync<{ hub: Hub }> = async (app, { hub }) =
   mqttPage(app, hub);
   matterPage(app, hub);
   homekitPage(app, hub);
+  // The integrations' own pages (src/integrations/<name>/admin-page.ts), loaded with the panel.
+  for (const { definition } of hub.integrations) if (definition.adminPage) (await definition.adminPage.load()).bindAdminPage({ bindPage, adminForm }, app, hub);
   panelAssets(app);
   const route = adminRoutes(app, hub);
   const { users, invites } = hub.ops;

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../../hub.js';
+import { INTEGRATIONS } from '../../../integrations/index.js';
 import { ADMIN_COOKIE } from '../credentials.js';
 import type { FormAction } from '../web/forms.js';
 import { bindSecretForm, type SecretFormAction } from '../web/secret-page.js';
@@ -27,6 +28,8 @@ export const ADMIN_AREA: WebArea = {
     { href: '/admin/panel/mqtt', label: 'MQTT' },
     { href: '/admin/panel/matter', label: 'Matter' },
     { href: '/admin/panel/homekit', label: 'Apple Home' },
+    // An integration's page, where it declares one (src/integrations).
+    ...INTEGRATIONS.flatMap((i) => (i.adminPage ? [{ href: `/admin${i.adminPage.url}`, label: i.adminPage.label }] : [])),
   ],
 };
 

@@ -12,6 +12,7 @@ import { mediaRoutes } from './media.js';
 import { httpsRoutes } from './https.js';
 import { matterRoutes } from './matter.js';
 import { mqttRoutes } from './mqtt.js';
+import { integrationRoutes } from './integrations.js';
 import { programRoutes } from './programs.js';
 import { remoteRoutes } from './remotes.js';
 import { stateStreamRoute } from '../../sse/state-stream.js';
@@ -44,5 +45,6 @@ export const osApi: FastifyPluginAsync<OsApiOptions> = async (app, { hub, base, 
   await app.register(mqttRoutes, options);
   await app.register(matterRoutes, options);
   await app.register(httpsRoutes, options);
+  await app.register(integrationRoutes, options);
   await app.register(stateStreamRoute, options);
 };
