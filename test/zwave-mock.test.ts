@@ -1,21 +1,20 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { CommandClasses, isZWaveError } from '@zwave-js/core';
 import { createMockZWaveRequestFrame, MockZWaveFrameType, type MockZWaveFrame } from '@zwave-js/testing';
+import type {
+  Driver} from 'zwave-js';
 import {
   BinarySwitchCCGet,
   BinarySwitchCCSet,
   CentralSceneKeys,
   DoorLockMode,
-  Driver,
   InterviewStage,
   MultilevelSensorCCReport,
   NodeStatus,
   ZWaveErrorCodes,
-  type PartialZWaveOptions,
   type ZWaveNode,
   type ZWaveNodeValueNotificationArgs,
   type ZWaveNodeValueUpdatedArgs,
@@ -31,6 +30,7 @@ import {
   type ZwaveMock,
   type ZwaveMockNodeName,
 } from './support/zwave-mock.js';
+import { READY_WITHIN_MS, sleep, startDriver, waitUntil, within, driverOptions, type StartedDriver } from './support/zwave-driver.js';
 
 /**
  * A real zwave-js Driver against zwave-js's own mock controller and nodes over a `tcp://` port
@@ -45,31 +45,6 @@ import {
  * it: a DB open for over 10 s stays locked after close() (see the last test). Production runs
  * have neither.
  */
-
-const READY_WITHIN_MS = 30_000;
-
-/** Rejects if `promise` has not settled within `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function waitUntil(predicate: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The next event on `node` whose arguments match, within `ms`. */
 function nextNodeEvent<A>(node: ZWaveNode, event: 'value updated' | 'value notification', match: (args: A) => boolean, ms: number): Promise<A> {
@@ -87,52 +62,6 @@ const isRequestWith =
   <T>(ccClass: abstract new (...args: never[]) => T, test: (cc: T) => boolean = () => true) =>
   (frame: MockZWaveFrame): boolean =>
     frame.type === MockZWaveFrameType.Request && frame.payload instanceof ccClass && test(frame.payload as T);
-
-/** Driver options for tests: logging off (unless ZWAVE_TEST_LOG), the cache in a temp dir, short timeouts. */
-function driverOptions(storage: { cacheDir: string; lockDir?: string }): PartialZWaveOptions {
-  const logDir = process.env.ZWAVE_TEST_LOG;
-  return {
-    logConfig: logDir ? { enabled: true, level: 'debug', logToFile: true, filename: path.join(logDir, 'zwavejs_%DATE%.log') } : { enabled: false },
-    // "fast" only changes how often the network cache and value DBs are written.
-    storage: { ...storage, throttle: 'fast' },
-    // The mock answers every query at once, so these only shorten failure paths (a frame lost with the link).
-    timeouts: { ack: 1000, response: 2000, report: 1000 },
-    securityKeys: {
-      S0_Legacy: randomBytes(16),
-      S2_Unauthenticated: randomBytes(16),
-      S2_Authenticated: randomBytes(16),
-      S2_AccessControl: randomBytes(16),
-    },
-  };
-}
-
-interface StartedDriver {
-  driver: Driver;
-  errors: Error[];
-  driverReadyEvents: () => number;
-  readyAfterMs: number;
-}
-
-/** Starts a Driver and waits (bounded) for "all nodes ready"; an "error" event before that fails it. */
-async function startDriver(url: string, options: PartialZWaveOptions, started: Driver[]): Promise<StartedDriver> {
-  const driver = new Driver(url, options);
-  started.push(driver);
-  const errors: Error[] = [];
-  let driverReadyEvents = 0;
-  driver.on('error', (error) => errors.push(error));
-  driver.on('driver ready', () => (driverReadyEvents += 1));
-  const t0 = Date.now();
-  const allNodesReady = new Promise<void>((resolve, reject) => {
-    driver.once('all nodes ready', () => resolve());
-    driver.once('error', reject);
-  });
-  await within(
-    driver.start().then(() => allNodesReady),
-    READY_WITHIN_MS,
-    'driver "all nodes ready"',
-  );
-  return { driver, errors, driverReadyEvents: () => driverReadyEvents, readyAfterMs: Date.now() - t0 };
-}
 
 const expectedCCs: Record<ZwaveMockNodeName, CommandClasses[]> = {
   dimmer: [CommandClasses['Multilevel Switch']],

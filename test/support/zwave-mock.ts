@@ -1,9 +1,41 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { CommandClasses } from '@zwave-js/core';
-import { Faucet, SerialAPIParser, ZWaveSerialFrameType, type ZWaveSerialFrame } from '@zwave-js/serial';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CommandClasses, parseNodeID } from '@zwave-js/core';
+import {
+  AddNodeToNetworkRequest,
+  AddNodeToNetworkRequestStatusReport,
+  AddNodeStatus,
+  AddNodeType,
+  Faucet,
+  FunctionType,
+  IsFailedNodeRequest,
+  IsFailedNodeResponse,
+  RemoveFailedNodeRequest,
+  RemoveFailedNodeRequestStatusReport,
+  RemoveFailedNodeResponse,
+  RemoveFailedNodeStartFlags,
+  RemoveFailedNodeStatus,
+  RemoveNodeFromNetworkRequest,
+  RemoveNodeFromNetworkRequestStatusReport,
+  RemoveNodeStatus,
+  RemoveNodeType,
+  SerialAPIParser,
+  ZWaveSerialFrameType,
+  type RemoveNodeFromNetworkRequestStatusReportOptions,
+  type ZWaveSerialFrame,
+} from '@zwave-js/serial';
 import { createAndOpenMockedZWaveSerialPort } from '@zwave-js/serial/mock';
 import { Bytes } from '@zwave-js/shared';
-import { ccCaps, MockController, MockNode, type MockNodeBehavior, type MockNodeOptions, type PartialCCCapabilities } from '@zwave-js/testing';
+import {
+  ccCaps,
+  getDefaultSupportedFunctionTypes,
+  MockController,
+  MockNode,
+  type MockControllerBehavior,
+  type MockNodeBehavior,
+  type MockNodeOptions,
+  type PartialCCCapabilities,
+} from '@zwave-js/testing';
 import {
   BatteryCCGet,
   BatteryCCReport,
@@ -48,12 +80,38 @@ import { createDefaultMockControllerBehaviors, createDefaultMockNodeBehaviors } 
  */
 
 export type ZwaveMockNodeName = 'dimmer' | 'lock' | 'multisensor' | 'remote' | 'plug';
+/** Nodes that are not in the network at the start and join it through `queueInclusion`. */
+export type ZwaveMockInclusionName = 'dimmer2' | 'sensor2';
+export type ZwaveMockAnyNodeName = ZwaveMockNodeName | ZwaveMockInclusionName;
 
 export interface ZwaveMock {
   /** The port to give zwave-js's `Driver`: `tcp://127.0.0.1:<port>`. */
   readonly url: string;
   readonly mockController: MockController;
+  /** The five nodes the network starts with (an entry stays after its node has left the network). */
   readonly mockNodes: Readonly<Record<ZwaveMockNodeName, MockNode>>;
+  /** The mock node of that name while it is in the mock controller's network, else undefined. */
+  mockNode(name: ZwaveMockAnyNodeName): MockNode | undefined;
+  /**
+   * The next inclusion the driver starts (`controller.beginInclusion()`) adds this node: 'dimmer2'
+   * with the dimmer's capabilities, 'sensor2' with the multisensor's. It gets the lowest free node
+   * ID from 7 up (7 on an unchanged network), which is returned. Throws if it is in the network already.
+   */
+  queueInclusion(name: ZwaveMockInclusionName): number;
+  /**
+   * The next exclusion the driver starts (`controller.beginExclusion()`) removes this node (as if
+   * its button had been pressed): the stick reports Ready, NodeFound, RemovingSlave and Done with
+   * its node ID, and the node leaves the mock network. Returns its node ID. Without a queued node
+   * the stick stays in exclusion mode, as zwave-js's own mock does, until the driver stops it.
+   */
+  queueExclusion(name: ZwaveMockAnyNodeName): number;
+  /**
+   * `false`: the node neither acknowledges nor answers anything from then on (as if unplugged), so
+   * the driver's commands to it fail (no ACK, after about 1 s per attempt) and zwave-js marks it
+   * dead; the stick reports it as failed (IsFailedNode) and lets RemoveFailedNode remove it.
+   * `true`: it answers again.
+   */
+  setResponsive(name: ZwaveMockAnyNodeName, responsive: boolean): void;
   /** How many TCP connections the mock has accepted so far (a reconnecting driver adds one). */
   readonly connections: number;
   /** Destroys the current client sockets, as if the link to the stick were lost. */
@@ -94,7 +152,7 @@ const commonCCs = (): PartialCCCapabilities[] => [
   { ccId: CommandClasses['Manufacturer Specific'], version: 2 },
 ];
 
-const nodeCapabilities: Record<ZwaveMockNodeName, NodeCapabilities> = {
+const makeNodeCapabilities = (): Record<ZwaveMockNodeName, NodeCapabilities> => ({
   dimmer: {
     genericDeviceClass: 0x11, // Multilevel Switch
     specificDeviceClass: 0x01, // Multilevel Power Switch
@@ -158,7 +216,10 @@ const nodeCapabilities: Record<ZwaveMockNodeName, NodeCapabilities> = {
       }),
     ],
   },
-};
+});
+
+/** Fresh capability objects for a node (each mock node gets its own). */
+const nodeCapabilities = (name: ZwaveMockNodeName): NodeCapabilities => makeNodeCapabilities()[name];
 
 /** zwave-js 15.29.0 has no mock behaviour for Battery CC: without one the interview waits out its report timeout. */
 const respondToBatteryGet: MockNodeBehavior = {
@@ -223,6 +284,143 @@ const extraBehaviors: Partial<Record<ZwaveMockNodeName, MockNodeBehavior[]>> = {
   remote: [respondToCentralSceneSupportedGet],
 };
 
+/** Which of the starting nodes each node joining through `queueInclusion` copies. */
+const INCLUSION_TEMPLATES: Readonly<Record<ZwaveMockInclusionName, ZwaveMockNodeName>> = { dimmer2: 'dimmer', sensor2: 'multisensor' };
+/** The lowest node ID `queueInclusion` gives (the one after the five starting nodes). */
+export const ZWAVE_MOCK_FIRST_INCLUSION_NODE_ID = 7;
+
+/**
+ * The mock controller's inclusion state, as zwave-js's own controller behaviours keep it in
+ * `controller.state` (MockControllerState.ts in zwave-js, which the package does not export).
+ */
+const INCLUSION_STATE_KEY = 'inclusionState';
+const InclusionState = { Idle: 0, AddingNode: 1, RemovingNode: 2 } as const;
+const inclusionState = (controller: MockController): unknown => controller.state.get(INCLUSION_STATE_KEY) ?? InclusionState.Idle;
+
+/** What the network behaviours below share with the `ZwaveMock` methods. */
+interface MockNetwork {
+  /** Every mock node by name, the starting ones and those an inclusion has created. */
+  readonly byName: Map<ZwaveMockAnyNodeName, MockNode>;
+  /** The nodes `setResponsive(name, false)` has silenced. */
+  readonly unresponsive: Set<MockNode>;
+  /** The node the next exclusion removes (`queueExclusion`). */
+  pendingExclusion: MockNode | undefined;
+}
+
+/** The gap between two status reports of a (mock) exclusion; the stick's are some ms apart too. */
+const STATUS_REPORT_GAP_MS = 10;
+
+/**
+ * On every mock node, in front of its other behaviours: while the node is unresponsive it does
+ * nothing with what it receives (its automatic ACK is off as well, see `setResponsive`).
+ */
+const silentWhileUnresponsive = (network: MockNetwork): MockNodeBehavior => ({
+  handleCC(_controller, self) {
+    return network.unresponsive.has(self) ? { action: 'stop' } : undefined;
+  },
+});
+
+/** A RemoveNode status report; Done carries the node ID too, as the stick sends it. */
+function removeNodeStatus(callbackId: number, status: RemoveNodeStatus, nodeId?: number): RemoveNodeFromNetworkRequestStatusReport {
+  // zwave-js's options type only allows a node ID with RemovingSlave/RemovingController, but its
+  // serializer writes one for any status that has it (and its parser ignores it after Done).
+  const options = (nodeId === undefined ? { status } : { status, nodeId }) as RemoveNodeFromNetworkRequestStatusReportOptions;
+  return new RemoveNodeFromNetworkRequestStatusReport({ callbackId, ...options });
+}
+
+/** The node ID at the start of a request's payload (IsFailedNodeRequest has no parser of its own in zwave-js 15.29.0). */
+const requestedNodeId = (controller: MockController, payload: Bytes): number => parseNodeID(payload, controller.encodingContext.nodeIdType).nodeId;
+
+/**
+ * Controller behaviours added to zwave-js's defaults (defined after them, so they are asked first;
+ * returning false leaves a message to the defaults):
+ *
+ * - Exclusion of the node queued with `queueExclusion`: Ready, then NodeFound, RemovingSlave (with
+ *   the node ID) and Done (with the node ID) 10 ms apart, and the node leaves the mock network, the
+ *   sequence zwave-js's `performExclusion` waits for. With no node queued the default answers
+ *   (Ready, and nothing more until the driver stops it).
+ * - A Stop of inclusion or exclusion while the stick is idle is only acknowledged. zwave-js sends
+ *   one more Stop without callback after every inclusion and exclusion; the default behaviours
+ *   would take it for a start (they put an idle stick into "adding"/"removing" mode whatever the
+ *   request's type) and then refuse the next inclusion or exclusion.
+ * - IsFailedNode: whether the node is unresponsive (`setResponsive(name, false)`).
+ * - RemoveFailedNode: "started" (response), then, after the host has acknowledged that, as the
+ *   stick tries the node: "node removed" (status report) and the node leaves the mock network if it
+ *   is unresponsive, "node OK" if it answers. An unknown node ID gets the "node not found" flag.
+ */
+function networkBehaviors(network: MockNetwork): MockControllerBehavior[] {
+  const excludeQueuedNode: MockControllerBehavior = {
+    async onHostMessage(controller, msg) {
+      if (!(msg instanceof RemoveNodeFromNetworkRequest)) return false;
+      const callbackId = msg.callbackId ?? 0;
+      if (msg.removeNodeType === RemoveNodeType.Stop) {
+        if (inclusionState(controller) !== InclusionState.Idle) return false;
+        if (callbackId !== 0) await controller.sendMessageToHost(removeNodeStatus(callbackId, RemoveNodeStatus.Failed));
+        return true;
+      }
+      const node = network.pendingExclusion;
+      if (!node || inclusionState(controller) !== InclusionState.Idle) return false;
+      network.pendingExclusion = undefined;
+      controller.state.set(INCLUSION_STATE_KEY, InclusionState.RemovingNode);
+      await controller.sendMessageToHost(removeNodeStatus(callbackId, RemoveNodeStatus.Ready));
+      void (async () => {
+        await sleep(STATUS_REPORT_GAP_MS);
+        await controller.sendMessageToHost(removeNodeStatus(callbackId, RemoveNodeStatus.NodeFound));
+        await sleep(STATUS_REPORT_GAP_MS);
+        await controller.sendMessageToHost(removeNodeStatus(callbackId, RemoveNodeStatus.RemovingSlave, node.id));
+        await sleep(STATUS_REPORT_GAP_MS);
+        controller.removeNode(node);
+        controller.state.set(INCLUSION_STATE_KEY, InclusionState.Idle);
+        await controller.sendMessageToHost(removeNodeStatus(callbackId, RemoveNodeStatus.Done, node.id));
+      })().catch(() => undefined); // the host went away mid-way (no ACK): nothing to do
+      return true;
+    },
+  };
+
+  const ignoreStopInclusionWhileIdle: MockControllerBehavior = {
+    async onHostMessage(controller, msg) {
+      if (!(msg instanceof AddNodeToNetworkRequest) || msg.addNodeType !== AddNodeType.Stop) return false;
+      if (inclusionState(controller) !== InclusionState.Idle) return false;
+      const callbackId = msg.callbackId ?? 0;
+      if (callbackId !== 0) await controller.sendMessageToHost(new AddNodeToNetworkRequestStatusReport({ callbackId, status: AddNodeStatus.Failed }));
+      return true;
+    },
+  };
+
+  const answerIsFailedNode: MockControllerBehavior = {
+    async onHostMessage(controller, msg) {
+      if (!(msg instanceof IsFailedNodeRequest)) return false;
+      const node = controller.nodes.get(requestedNodeId(controller, msg.payload));
+      const failed = node !== undefined && network.unresponsive.has(node);
+      const response = new IsFailedNodeResponse({ result: failed });
+      response.payload = Bytes.from([failed ? 1 : 0]); // the class has no serializer of its own
+      await controller.sendMessageToHost(response);
+      return true;
+    },
+  };
+
+  const answerRemoveFailedNode: MockControllerBehavior = {
+    async onHostMessage(controller, msg) {
+      if (!(msg instanceof RemoveFailedNodeRequest)) return false;
+      const node = controller.nodes.get(msg.failedNodeId);
+      const started = new RemoveFailedNodeResponse({ removeStatus: node ? RemoveFailedNodeStartFlags.OK : RemoveFailedNodeStartFlags.NodeNotFound });
+      started.payload = Bytes.from([started.removeStatus]); // no serializer of its own either
+      await controller.sendMessageToHost(started);
+      if (!node) return true;
+      const removed = network.unresponsive.has(node);
+      if (removed) controller.removeNode(node);
+      const removeStatus = removed ? RemoveFailedNodeStatus.NodeRemoved : RemoveFailedNodeStatus.NodeOK;
+      const callbackId = msg.callbackId ?? 0;
+      const report = new RemoveFailedNodeRequestStatusReport({ callbackId, removeStatus });
+      report.payload = Bytes.from([callbackId, removeStatus]);
+      await controller.sendMessageToHost(report);
+      return true;
+    },
+  };
+
+  return [excludeQueuedNode, ignoreStopInclusionWhileIdle, answerIsFailedNode, answerRemoveFailedNode];
+}
+
 /** The bytes of a Serial API frame (a control byte or a whole message), as a copy; undefined for other frames. */
 function frameBytes(frame: ZWaveSerialFrame): Uint8Array<ArrayBuffer> | undefined {
   if (frame.type !== ZWaveSerialFrameType.SerialAPI) return undefined;
@@ -231,16 +429,35 @@ function frameBytes(frame: ZWaveSerialFrame): Uint8Array<ArrayBuffer> | undefine
 
 export async function startZwaveMock(options: ZwaveMockOptions = {}): Promise<ZwaveMock> {
   const { port: mockPort, serial } = await createAndOpenMockedZWaveSerialPort();
-  const mockController = await MockController.create({ homeId: options.homeId ?? 0x7e570001, ownNodeId: 1, mockPort, serial });
+  // zwave-js's mock stick does not list IsFailedNode and RemoveFailedNode among its functions (the
+  // driver then refuses them with ZW0105 without sending anything); the behaviours below answer them.
+  const supportedFunctionTypes = [...getDefaultSupportedFunctionTypes(), FunctionType.IsFailedNode, FunctionType.RemoveFailedNode];
+  const mockController = await MockController.create({
+    homeId: options.homeId ?? 0x7e570001,
+    ownNodeId: 1,
+    mockPort,
+    serial,
+    capabilities: { supportedFunctionTypes },
+  });
+  const network: MockNetwork = { byName: new Map(), unresponsive: new Set(), pendingExclusion: undefined };
+  // defineBehavior puts later definitions in front: these are asked before the defaults.
   mockController.defineBehavior(...createDefaultMockControllerBehaviors());
+  mockController.defineBehavior(...networkBehaviors(network));
 
   const mockNodes = {} as Record<ZwaveMockNodeName, MockNode>;
   for (const name of Object.keys(ZWAVE_MOCK_NODE_IDS) as ZwaveMockNodeName[]) {
-    const node = await MockNode.create({ id: ZWAVE_MOCK_NODE_IDS[name], controller: mockController, capabilities: nodeCapabilities[name] });
+    const node = await MockNode.create({ id: ZWAVE_MOCK_NODE_IDS[name], controller: mockController, capabilities: nodeCapabilities(name) });
     mockController.addNode(node);
     node.defineBehavior(...createDefaultMockNodeBehaviors(), ...(extraBehaviors[name] ?? []));
+    node.defineBehavior(silentWhileUnresponsive(network));
     mockNodes[name] = node;
+    network.byName.set(name, node);
   }
+
+  const inNetwork = (name: ZwaveMockAnyNodeName): MockNode | undefined => {
+    const node = network.byName.get(name);
+    return node && mockController.nodes.get(node.id) === node ? node : undefined;
+  };
 
   // What the mock controller sends goes to the current client; with none it is dropped, as on a
   // stick whose host went away.
@@ -304,6 +521,38 @@ export async function startZwaveMock(options: ZwaveMockOptions = {}): Promise<Zw
     url: `tcp://127.0.0.1:${port}`,
     mockController,
     mockNodes,
+    mockNode: inNetwork,
+    queueInclusion(name) {
+      if (inNetwork(name)) throw new Error(`Z-Wave mock: ${name} is in the network already`);
+      let id = ZWAVE_MOCK_FIRST_INCLUSION_NODE_ID;
+      while (mockController.nodes.has(id)) id += 1;
+      const template = INCLUSION_TEMPLATES[name];
+      // zwave-js's handleAddNode creates the node when the inclusion starts (with the default node
+      // behaviours, then this setup) and adds it to the network at "protocol done".
+      mockController.nodePendingInclusion = {
+        id,
+        capabilities: nodeCapabilities(template),
+        setup(node) {
+          node.defineBehavior(...(extraBehaviors[template] ?? []));
+          node.defineBehavior(silentWhileUnresponsive(network));
+          network.byName.set(name, node);
+        },
+      };
+      return id;
+    },
+    queueExclusion(name) {
+      const node = inNetwork(name);
+      if (!node) throw new Error(`Z-Wave mock: ${name} is not in the network`);
+      network.pendingExclusion = node;
+      return node.id;
+    },
+    setResponsive(name, responsive) {
+      const node = network.byName.get(name);
+      if (!node) throw new Error(`Z-Wave mock: no mock node ${name} (yet)`);
+      node.autoAckControllerFrames = responsive;
+      if (responsive) network.unresponsive.delete(node);
+      else network.unresponsive.add(node);
+    },
     get connections() {
       return connections;
     },
