@@ -4,6 +4,7 @@ import type { DocumentRepository } from '../platform/document-repository.js';
 import { defineErrors } from '../platform/errors.js';
 import { defineModule, type HubModule } from '../platform/module.js';
 import { ADMIN_ACCOUNT, defineOperation, type Operation } from '../platform/operations.js';
+import { SerialWrites } from '../platform/serial-writes.js';
 import type { Requirements } from '../platform/requirements.js';
 import type { IntegrationContext, IntegrationDefinition, IntegrationRoute, IntegrationSettingsView } from './contract.js';
 
@@ -157,6 +158,7 @@ export function hostIntegration(definition: IntegrationDefinition, host: Integra
   };
   const instance = definition.create(context);
   const keys = Object.keys(definition.settings);
+  const changes = new SerialWrites();
   const getSettings = defineOperation({
     name: `${definition.name}.settings.get`,
     summary: `${definition.title}: its settings, and whether the environment or an admin set each.`,
@@ -183,11 +185,13 @@ export function hostIntegration(definition: IntegrationDefinition, host: Integra
       { additionalProperties: false },
     ),
     output: settingsSchema(definition),
-    handler: async (input: { values: Record<string, string | null> }, ctx) => {
-      await settings.save(input.values, host.clock.now());
-      await instance.reconfigure?.();
-      return getSettings.handler({}, ctx);
-    },
+    // One change at a time: each is built on the one before, and the instance applies them in order.
+    handler: (input: { values: Record<string, string | null> }, ctx) =>
+      changes.run(async () => {
+        await settings.save(input.values, host.clock.now());
+        await instance.reconfigure?.();
+        return getSettings.handler({}, ctx);
+      }),
   });
   const operations = { ...instance.operations, [`${definition.name}Settings`]: { get: getSettings as Operation, set: setSettings as Operation } };
   const module = defineModule({

@@ -1,6 +1,6 @@
 import { defineIntegration } from '../contract.js';
 import { zwaveErrors } from './errors.js';
-import { networkKeys, type StoredKeys } from './keys.js';
+import { networkKeys, type StoredKeys, type ZwaveSecurityKeys } from './keys.js';
 import { ZwaveNetwork } from './network.js';
 import { zwaveOperations } from './operations.js';
 
@@ -44,10 +44,15 @@ export const zwaveIntegration = defineIntegration({
   adminPage: { label: 'Z-Wave', url: '/panel/zwave', load: () => import('./admin-page.js') },
   create(context) {
     const keys = context.documents<StoredKeys>('keys');
+    let networkKeysOnce: Promise<ZwaveSecurityKeys> | undefined;
     const network = new ZwaveNetwork({
       port: () => context.settings.values().port,
       cacheDir: context.folder('zwave'),
-      keys: () => networkKeys(keys, context.secrets, context.clock.now()),
+      // Read (or made) once: every reopen of the stick after a failure uses the same keys.
+      keys: () => (networkKeysOnce ??= networkKeys(keys, context.secrets, context.clock.now()).catch((err: unknown) => {
+        networkKeysOnce = undefined;
+        throw err;
+      })),
       ...(context.requirements ? { requirements: context.requirements } : {}),
       ...(context.leases ? { leases: context.leases } : {}),
       manager: context.manager,

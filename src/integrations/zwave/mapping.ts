@@ -414,7 +414,7 @@ export function partsOf(node: MappedNode): NodePart[] {
   return parts.map((part) => {
     const n = (seen.get(part.key) ?? 0) + 1;
     seen.set(part.key, n);
-    return n === 1 ? part : { ...part, key: `${part.key}-${n}`, state: part.state, commands: part.commands };
+    return n === 1 ? part : { ...part, key: `${part.key}-${n}` };
   });
 }
 

@@ -103,7 +103,8 @@ export class ZwaveNetwork implements BuiltInDriver {
   private openPort: string | undefined;
   private homeId: string | undefined;
   private readonly parts = new Map<number, NodePart[]>();
-  private readonly told = new Map<string, string>();
+  /** Each device's part, and the state last told of it (JSON): commands find their part here, updates skip what did not change. */
+  private readonly devicesById = new Map<string, { part: NodePart; told: string }>();
   private readonly backoff = new Backoff(RECONNECT);
   private retry: TimerHandle | undefined;
   private inclusionMode: InclusionMode = 'idle';
@@ -225,7 +226,7 @@ export class ZwaveNetwork implements BuiltInDriver {
     this.o.log.error({ err: message, port: this.openPort }, 'Z-Wave controller not available');
     this.inclusionMode = 'idle';
     this.pin = undefined;
-    for (const id of this.told.keys()) this.context?.setOnline(id, false);
+    for (const id of this.devicesById.keys()) this.context?.setOnline(id, false);
     if (this.driver === driver) this.driver = undefined;
     void driver?.destroy().catch(() => undefined);
     const delay = this.backoff.fail();
@@ -310,7 +311,7 @@ export class ZwaveNetwork implements BuiltInDriver {
     for (const part of parts) {
       const id = this.deviceId(node.id, part.key);
       const state = part.state();
-      this.told.set(id, JSON.stringify(state));
+      this.devicesById.set(id, { part, told: JSON.stringify(state) });
       this.context?.emit({
         type: 'DEVICE_DISCOVERED',
         device: {
@@ -332,8 +333,9 @@ export class ZwaveNetwork implements BuiltInDriver {
       const id = this.deviceId(node.id, part.key);
       const state = part.state();
       const text = JSON.stringify(state);
-      if (this.told.get(id) === text) continue;
-      this.told.set(id, text);
+      const known = this.devicesById.get(id);
+      if (!known || known.told === text) continue;
+      known.told = text;
       this.context?.emit({ type: 'STATE_UPDATE', deviceId: id, state });
     }
   }
@@ -350,7 +352,7 @@ export class ZwaveNetwork implements BuiltInDriver {
   }
 
   private remove(id: string): void {
-    this.told.delete(id);
+    this.devicesById.delete(id);
     this.context?.emit({ type: 'DEVICE_REMOVED', deviceId: id });
   }
 
@@ -372,11 +374,9 @@ export class ZwaveNetwork implements BuiltInDriver {
         timeoutMs: this.o.commandTimeoutMs,
         target: (deviceId) => {
           if (!this.driver || this.state !== 'running') throw new NetworkFailureError('unreachable', `the Z-Wave controller is not ready${this.error ? `: ${this.error}` : ''}`);
-          for (const [nodeId, parts] of this.parts) {
-            const part = parts.find((p) => this.deviceId(nodeId, p.key) === deviceId);
-            if (part) return { part };
-          }
-          throw new NetworkFailureError('unreachable', `no Z-Wave node has the device ${deviceId}`);
+          const known = this.devicesById.get(deviceId);
+          if (!known) throw new NetworkFailureError('unreachable', `no Z-Wave node has the device ${deviceId}`);
+          return { part: known.part };
         },
         handler: (command, { part }) => {
           const run = part.commands[command];
@@ -508,7 +508,7 @@ export class ZwaveNetwork implements BuiltInDriver {
           ...(node.deviceConfig?.manufacturer ? { manufacturer: node.deviceConfig.manufacturer } : {}),
           ...(node.deviceConfig?.label ? { product: node.deviceConfig.label } : {}),
           security: this.securityOf(node),
-          devices: parts.map((p) => ({ id: this.deviceId(node.id, p.key), deviceClass: p.deviceClass, name: p.key === '' ? p.name : p.name })),
+          devices: parts.map((p) => ({ id: this.deviceId(node.id, p.key), deviceClass: p.deviceClass, name: p.name })),
           unmapped: node.getSupportedCCInstances().map((cc) => cc.ccId).filter((id, i, all) => all.indexOf(id) === i && !MAPPED_COMMAND_CLASSES.includes(id)).filter((id) => !NOT_DEVICE_CCS.has(id)).map((id) => z.getCCConstructor(id)?.name.replace(/CC$/, '') ?? `0x${id.toString(16)}`),
         });
       }
