@@ -646,6 +646,8 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
     ...mqtt.operations,
     ...matter.operations,
     ...https.operations,
+    // Each integration's groups (its own and `<name>Settings`), under the names its folder gives them.
+    ...Object.fromEntries(integrations.flatMap((i) => Object.entries(i.module.operations))),
   };
 
   return {

@@ -129,6 +129,11 @@ export class ZwaveNetwork implements BuiltInDriver {
   // --- lifecycle -------------------------------------------------------------------------------
 
   async start(): Promise<void> {
+    // Without a port there is nothing to run: no lease is taken, so another instance may run the stick.
+    if (!this.o.port()) {
+      this.state = 'off';
+      return;
+    }
     await this.lease.start();
   }
 
@@ -140,7 +145,7 @@ export class ZwaveNetwork implements BuiltInDriver {
   async reconfigure(): Promise<void> {
     if (this.o.port() === this.openPort && this.detach) return;
     await this.lease.stop();
-    await this.lease.start();
+    await this.start();
   }
 
   private async activate(): Promise<void> {
