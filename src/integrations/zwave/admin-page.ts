@@ -27,6 +27,15 @@ function stateText(s: ZwaveStatus): string {
   }
 }
 
+/** A node's status in words: a dead node does not answer the controller, and its devices are offline. */
+const NODE_STATUS: Record<string, string> = { alive: 'answering', awake: 'awake', asleep: 'asleep (wakes up by itself)', dead: 'dead: not answering', unknown: 'not yet known' };
+
+/** `Node 4`, and its name when it has one of its own. */
+function nodeTitle(n: ZwaveStatus['nodes'][number]): string {
+  const plain = `Node ${String(n.nodeId)}`;
+  return n.name && n.name !== plain ? `${plain} · ${n.name}` : plain;
+}
+
 /** The Z-Wave page: the controller port, inclusion and exclusion (the S2 PIN and DSK), and every node with its status and repairs. */
 export function bindAdminPage({ bindPage, adminForm }: AdminPanelKit, app: FastifyInstance, hub: Hub): void {
   const op = (name: string) => hub.operations.get(name);
@@ -41,9 +50,9 @@ export function bindAdminPage({ bindPage, adminForm }: AdminPanelKit, app: Fasti
       const portForm =
         port?.setBy === 'environment'
           ? html`<p>Controller port: <code>${port.value ?? ''}</code> <small class="muted">${port.variable} is set in the environment, which decides.</small></p>`
-          : html`<form method="post" action="/admin/panel/zwave/settings">${csrfField(csrf)}<label for="zwave-port">Controller port</label>
-<input id="zwave-port" name="port" value="${port?.value ?? ''}" placeholder="/dev/serial/by-id/… or tcp://host:port" autocomplete="off">
-<button>Save</button> <small class="muted">Empty turns Z-Wave off.</small></form>`;
+          : html`<form method="post" action="/admin/panel/zwave/settings" class="row">${csrfField(csrf)}<div><label for="zwave-port">Controller port</label>
+<input id="zwave-port" aria-describedby="zwave-port-hint" name="port" value="${port?.value ?? ''}" placeholder="/dev/serial/by-id/… or tcp://host:port" autocomplete="off"></div>
+<button>Save</button></form><p class="muted" id="zwave-port-hint"><small>A serial port (<code>/dev/serial/by-id/…</code>) or <code>tcp://host:port</code>. Empty turns Z-Wave off.</small></p>`;
       const running = s.state === 'running';
       const inclusion = !running
         ? ''
@@ -62,13 +71,15 @@ ${
       const nodes = running
         ? html`<section aria-labelledby="nodes"><h2 id="nodes">Nodes</h2>
 ${s.nodes.length === 0 ? html`<p class="muted">No devices yet.</p>` : ''}
-<table><thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col">Interview</th><th scope="col">Devices</th><th scope="col">Repair</th></tr></thead><tbody>${s.nodes.map(
-            (n) => html`<tr data-node="${String(n.nodeId)}"><td>${String(n.nodeId)} · ${n.name}${n.manufacturer ? html` <small class="muted">${n.manufacturer}</small>` : ''}</td><td>${n.status}</td><td>${n.interviewStage}</td>
-<td>${n.devices.map((d) => `${d.name} (${d.deviceClass})`).join(', ') || '—'}</td>
-<td><form method="post" action="/admin/panel/zwave/nodes/${String(n.nodeId)}/reinterview" style="display:inline">${csrfField(csrf)}<button class="secondary" aria-label="Interview node ${String(n.nodeId)} again">Re-interview</button></form>
-<form method="post" action="/admin/panel/zwave/nodes/${String(n.nodeId)}/heal" style="display:inline">${csrfField(csrf)}<button class="secondary" aria-label="Rebuild the routes of node ${String(n.nodeId)}">Heal</button></form>
-${n.status === 'dead' ? html`<form method="post" action="/admin/panel/zwave/nodes/${String(n.nodeId)}/remove" style="display:inline">${csrfField(csrf)}<button class="secondary" aria-label="Remove failed node ${String(n.nodeId)}">Remove</button></form>` : ''}</td></tr>`,
-          )}</tbody></table></section>`
+<ul class="plain">${s.nodes.map(
+            (n) => html`<li data-node="${String(n.nodeId)}"><div style="flex:1 1 16rem"><strong>${nodeTitle(n)}</strong>${n.manufacturer ? html` <small class="muted">${n.manufacturer}</small>` : ''}
+<span class="badge ${n.status === 'dead' ? 'offline' : 'online'}">${NODE_STATUS[n.status] ?? n.status}</span>
+<br><small class="muted">Interview: ${n.interviewStage}</small>
+<br>${n.devices.map((d) => `${d.name} (${d.deviceClass})`).join(', ') || html`<span class="muted">No devices</span>`}</div>
+<div class="buttons"><form method="post" action="/admin/panel/zwave/nodes/${String(n.nodeId)}/reinterview">${csrfField(csrf)}<button class="secondary" aria-label="Interview node ${String(n.nodeId)} again">Re-interview</button></form>
+<form method="post" action="/admin/panel/zwave/nodes/${String(n.nodeId)}/heal">${csrfField(csrf)}<button class="secondary" aria-label="Rebuild the routes of node ${String(n.nodeId)}">Heal</button></form>
+${n.status === 'dead' ? html`<form method="post" action="/admin/panel/zwave/nodes/${String(n.nodeId)}/remove">${csrfField(csrf)}<button aria-label="Remove failed node ${String(n.nodeId)}">Remove</button></form>` : ''}</div></li>`,
+          )}</ul></section>`
         : '';
       return html`<section aria-labelledby="controller"><h2 id="controller">Controller</h2>
 <p data-zwave-state="${s.state}">${stateText(s)}</p>
