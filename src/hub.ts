@@ -49,7 +49,7 @@ import { stateModule } from './domain/state/module.js';
 import { ClientCensus } from './domain/system/census.js';
 import { systemModule } from './domain/system/module.js';
 import type { Clock, Timers } from './platform/clock.js';
-import { inDependencyOrder, type HubModule } from './platform/module.js';
+import { collectOperations, inDependencyOrder, type HubModule, type OperationNamesOf, type OperationsOf } from './platform/module.js';
 import { firstAuthenticator, OperationRegistry } from './platform/operations.js';
 import { Readiness } from './platform/readiness.js';
 import { ClusterNode } from './cluster/cluster-node.js';
@@ -609,46 +609,18 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
   const audit = auditModule({ repository: new KyselyAuditRepository(db), operations, events, clock, log: component('audit') });
   const activity = activityModule({ repository: new KyselyActivityRepository(db), operations, clock, timers, log: component('activity'), names: (id) => devices.registry.find(id)?.name });
 
-  // Listed in start order; the sort only checks it (and would fix an order a module's needs forbid).
-  const modules: HubModule[] = inDependencyOrder([store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt, matter, https, ...integrations.map((i) => i.module)]);
+  // The hub's modules, in start order (the sort only checks it, and would fix an order a module's
+  // needs forbid). `hub.ops` and the operation names are derived from this one list.
+  const listed = [store, processes, secrets, ...(cluster ? [clusterModule(cluster)] : []), protocol, auth, access, ir, state, devices, scenes, drivers, programCatalog, home, players, media, music, programs, remotes, graph, intents, system, audit, activity, backups, debug, fleet, releases, accessoryHub, ai, metrics, mqtt, matter, https] as const;
+  const modules: HubModule[] = inDependencyOrder([...listed, ...integrations.map((i) => i.module)]);
   for (const module of modules) {
     readiness.markNotReady(module.name);
     for (const group of Object.values(module.operations)) operations.register(...Object.values(group));
   }
-
-  const ops = {
-    ...auth.operations,
-    ...devices.operations,
-    ...drivers.operations,
-    // The home's operations, with the zone programs and activity presets the programs module offers.
-    home: { ...home.operations.home, ...programs.operations.activities },
-    programs: programs.operations.programs,
-    automations: programs.operations.automations,
-    ...protocol.operations,
-    ...scenes.operations,
-    ...graph.operations,
-    ...intents.operations,
-    ...system.operations,
-    ...players.operations,
-    ...access.operations,
-    ...remotes.operations,
-    ...media.operations,
-    ...music.operations,
-    ...audit.operations,
-    ...activity.operations,
-    ...backups.operations,
-    ...debug.operations,
-    ...fleet.operations,
-    ...releases.operations,
-    ...accessoryHub.operations,
-    ...ai.operations,
-    ...metrics.operations,
-    ...mqtt.operations,
-    ...matter.operations,
-    ...https.operations,
-    // Each integration's groups (its own and `<name>Settings`), under the names its folder gives them.
-    ...Object.fromEntries(integrations.flatMap((i) => Object.entries(i.module.operations))),
-  };
+  // Each integration's groups (its own and `<name>Settings`) are offered too; they are typed by their folder, not here.
+  const ops = collectOperations(modules) as OperationsOf<typeof listed>;
+  // The hub protocol's commands name operations: a misspelt one fails the type check here.
+  HUB_COMMANDS satisfies Record<string, OperationNamesOf<typeof listed>>;
 
   return {
     config,

@@ -1,7 +1,7 @@
-import type { HubModule } from '../platform/module.js';
+import type { HubModule, NoOperations } from '../platform/module.js';
 import type { ClusterNode } from './cluster-node.js';
 
-export interface ClusterModule extends HubModule<Record<string, never>> {
+export interface ClusterModule extends HubModule<NoOperations> {
   readonly node: ClusterNode;
 }
 

@@ -3,6 +3,10 @@ import type { Operation } from './operations.js';
 /** Operations a module offers, by group: `hub.ops.<group>.<key>`. */
 export type OperationGroups = Readonly<Record<string, Readonly<Record<string, Operation>>>>;
 
+/** What a module that offers no operations declares (an empty group list, which merges with the others as nothing). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the empty list of groups: `{}` intersects to nothing, `Record<string, never>` to never
+export type NoOperations = {};
+
 /**
  * A part of the hub with a lifecycle, after Zigbee2MQTT's controller and extensions: a module is
  * built from what it needs (typed constructor arguments, never looked up), offers operations,
@@ -61,4 +65,39 @@ export interface ModuleLog {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: unknown, msg: string): void;
+}
+
+/** One union member per element of `U`, turned into their intersection (`A | B` → `A & B`). */
+type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
+/**
+ * The operation groups of a list of modules, as `hub.ops` offers them: two modules that offer a
+ * group of the same name (the home's `home` and the programs' activity presets) share it.
+ */
+export type OperationsOf<Ms extends readonly HubModule[]> = Intersection<Ms[number]['operations']>;
+
+/** The operation names in a module's groups, from the `name` literal of each operation. */
+type NamesInGroups<G> = {
+  [K in keyof G]: { [O in keyof G[K]]: G[K][O] extends { readonly name: infer N extends string } ? N : never }[keyof G[K]];
+}[keyof G];
+
+/** Every operation name a list of modules offers (each module on its own: `M` distributes). */
+export type OperationNamesOf<Ms extends readonly HubModule[]> = Ms[number] extends infer M ? (M extends HubModule ? NamesInGroups<M['operations']> : never) : never;
+
+/**
+ * `hub.ops`: every module's operation groups in one object, groups of the same name merged. Two
+ * modules offering the same key in one group is a wiring mistake, and throws.
+ */
+export function collectOperations<const Ms extends readonly HubModule[]>(modules: Ms): OperationsOf<Ms> {
+  const groups: Record<string, Record<string, Operation>> = {};
+  for (const module of modules) {
+    for (const [group, operations] of Object.entries(module.operations)) {
+      const into = (groups[group] ??= {});
+      for (const [key, operation] of Object.entries(operations)) {
+        if (key in into) throw new Error(`hub.ops.${group}.${key} is offered twice (by ${module.name} and another module)`);
+        into[key] = operation;
+      }
+    }
+  }
+  return groups as OperationsOf<Ms>;
 }

@@ -1,7 +1,7 @@
-import type { HubModule, ModuleLog } from '../platform/module.js';
+import type { HubModule, ModuleLog, NoOperations } from '../platform/module.js';
 import type { Storage } from './database.js';
 
-export interface StorageModule extends HubModule<Record<string, never>> {
+export interface StorageModule extends HubModule<NoOperations> {
   readonly storage: Storage;
   /** Migration names applied to the database, once started. */
   readonly appliedMigrations: readonly string[];

@@ -1,7 +1,7 @@
-import type { HubModule } from '../../platform/module.js';
+import type { HubModule, NoOperations } from '../../platform/module.js';
 import type { NodeProcessRunner } from './node-process-runner.js';
 
-export interface ProcessesModule extends HubModule<Record<string, never>> {
+export interface ProcessesModule extends HubModule<NoOperations> {
   readonly runner: NodeProcessRunner;
 }
 

@@ -1,10 +1,10 @@
 import type { Timers } from '../../platform/clock.js';
-import type { HubModule } from '../../platform/module.js';
+import type { HubModule, NoOperations } from '../../platform/module.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { AesGcmSecretBox, isSealedText } from './aes-gcm-box.js';
 import { loadOrCreateSecretKey, type KeyFileLog } from './key-file.js';
 
-export interface SecretsModule extends HubModule<Record<string, never>> {
+export interface SecretsModule extends HubModule<NoOperations> {
   /** Seals and opens with the hub's key; usable once the module has started (every module needing `secrets` starts after it). */
   readonly box: SecretBox;
 }

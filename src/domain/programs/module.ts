@@ -133,7 +133,8 @@ export function programsModule(deps: ProgramsModuleDeps) {
     operations: {
       programs: programOperations(programs, { audiences, reach }),
       automations: automationOperations(programs, engine),
-      activities: activityOperations(programs, presets, actionMaps, { audiences, reach }),
+      // Activity presets and zone programs belong to the home's group (hub.ops.home), beside the home module's own.
+      home: activityOperations(programs, presets, actionMaps, { audiences, reach }),
     },
     async start() {
       await programs.start();
