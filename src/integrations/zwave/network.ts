@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import type * as ZwaveJs from 'zwave-js';
 import type { Driver, InclusionGrant, ZWaveNode } from 'zwave-js';
@@ -187,9 +188,11 @@ export class ZwaveNetwork implements BuiltInDriver {
       const keys = await this.o.keys();
       if (generation !== this.generation) return;
       const { Driver } = this.zwave;
+      const lockDir = path.join(this.o.cacheDir, 'locks');
+      await removeStaleLocks(lockDir, this.o.clock.now(), this.o.log);
       const driver = new Driver(port, {
         securityKeys: keys,
-        storage: { cacheDir: this.o.cacheDir, lockDir: path.join(this.o.cacheDir, 'locks') },
+        storage: { cacheDir: this.o.cacheDir, lockDir },
         // Its own log stays off: what matters reaches the hub's log, and the keys never do.
         logConfig: { enabled: false },
         inclusionUserCallbacks: {
@@ -533,3 +536,50 @@ export class ZwaveNetwork implements BuiltInDriver {
 
 /** Command classes a node has for the protocol's sake (Z-Wave Plus Info, Version, Association, Security, Wake Up, Basic…), which are no device's feature: not listed as unmapped. */
 const NOT_DEVICE_CCS = new Set([0x5e, 0x86, 0x72, 0x85, 0x8e, 0x59, 0x5a, 0x73, 0x7a, 0x70, 0x98, 0x9f, 0x6c, 0x55, 0x84, 0x20, 0x87, 0x74, 0x56, 0x60]);
+
+/**
+ * How old a lock of zwave-js's network cache must be to count as left by a dead process: its
+ * holder refreshes it every 5 s (@alcalzone/jsonl-db's default `updateMs`, half its 10 s `staleMs`).
+ */
+const STALE_LOCK_MS = 10_000;
+/** Which process opened the cache last, beside its locks: `{ "pid": 1234 }`. */
+const LOCK_OWNER_FILE = 'owner.json';
+
+/** Whether process `pid` is alive (signal 0 checks without sending anything). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the cache locks a hub killed without a word (SIGKILL, power loss) left behind, then
+ * writes this process down as their owner. zwave-js takes a lock over only once stale by its own
+ * rule (10 s, and 100 s under NODE_ENV=test) and fails the start until then. The locks are free
+ * at once when the process that opened the cache last is gone; otherwise a lock refreshed within
+ * STALE_LOCK_MS is left alone, so a second live process on the same folder still meets it.
+ */
+async function removeStaleLocks(lockDir: string, now: number, log: ModuleLog): Promise<void> {
+  const ownerFile = path.join(lockDir, LOCK_OWNER_FILE);
+  const owner = await fs
+    .readFile(ownerFile, 'utf8')
+    .then((text) => (JSON.parse(text) as { pid?: unknown }).pid)
+    .catch(() => undefined);
+  // Our own pid is a previous run too (in a container the hub starts with the same pid each time),
+  // or a driver this process already closed: either way nobody alive holds those locks.
+  const ownerGone = typeof owner === 'number' && (owner === process.pid || !processAlive(owner));
+  const entries = await fs.readdir(lockDir).catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (!entry.endsWith('.lock')) continue;
+    const lock = path.join(lockDir, entry);
+    const stat = await fs.stat(lock).catch(() => undefined);
+    if (!stat || (!ownerGone && now - stat.mtimeMs < STALE_LOCK_MS)) continue;
+    await fs.rm(lock, { recursive: true, force: true });
+    log.warn({ lock: entry }, 'Z-Wave: removed a cache lock a stopped hub left behind');
+  }
+  await fs.mkdir(lockDir, { recursive: true });
+  await fs.writeFile(ownerFile, JSON.stringify({ pid: process.pid }));
+}
