@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildService, spawnServer, type ChildServer } from './support/child.js';
 import { call, Instances, type Json } from './support/instances.js';
 import { ADMIN } from './support/server.js';
+import { waitFor } from './support/zwave-driver.js';
 import { startZwaveMock, type ZwaveMock } from './support/zwave-mock.js';
 
 /**
@@ -49,15 +50,6 @@ interface Status {
   nodes: Array<{ nodeId: number; ready: boolean; devices: Array<{ id: string }> }>;
 }
 
-async function waitFor<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function allReady(hub: Hub): Promise<Status> {
   let last: Status | undefined;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMockZWaveRequestFrame, MockZWaveFrameType, type MockZWaveFrame } from '@zwave-js/testing';
 import { BinarySwitchCCSet, CentralSceneKeys, DoorLockCCOperationSet, DoorLockMode, MultilevelSensorCCReport, MultilevelSwitchCCSet } from 'zwave-js';
 import { startServer, type TestServer } from './support/server.js';
+import { waitFor } from './support/zwave-driver.js';
 import { AIR_TEMPERATURE, centralSceneNotification, startZwaveMock, ZWAVE_MOCK_NODE_IDS, type ZwaveMock } from './support/zwave-mock.js';
 
 /**
@@ -13,15 +14,6 @@ import { AIR_TEMPERATURE, centralSceneNotification, startZwaveMock, ZWAVE_MOCK_N
 
 const READY_WITHIN_MS = 40_000;
 
-async function waitFor<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const isRequestWith =
   <T>(ccClass: abstract new (...args: never[]) => T, test: (cc: T) => boolean = () => true) =>

@@ -27,6 +27,17 @@ export async function waitUntil(predicate: () => boolean, ms: number, what: stri
   }
 }
 
+/** Polls `probe` until it gives a value (every 50 ms, at most `ms`); throws naming `what`. */
+export async function waitFor<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Driver options for tests: logging off (unless ZWAVE_TEST_LOG), the cache in a temp dir, short timeouts. */
