@@ -62,12 +62,22 @@ const moduleUrlAsBefore = {
   },
 };
 
+/** Every integration's child program: `src/integrations/<name>/<what>-child.ts`. */
+function integrationChildren() {
+  const folder = path.join(src, 'integrations');
+  return fs
+    .readdirSync(folder, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => fs.readdirSync(path.join(folder, entry.name)).filter((file) => file.endsWith('-child.ts')).map((file) => `src/integrations/${entry.name}/${file}`));
+}
+
 let result;
 try {
   result = await esbuild.build({
     absWorkingDir: root,
-    // The Matter bridge's own process runs an entry of its own (src/adapters/matter/child-bridge.ts).
-    entryPoints: ['src/main.ts', 'src/adapters/matter/bridge-child.ts'],
+    // The Matter bridge's own process runs an entry of its own (src/adapters/matter/child-bridge.ts),
+    // and so does each integration's process (src/integrations/<name>/*-child.ts).
+    entryPoints: ['src/main.ts', 'src/adapters/matter/bridge-child.ts', ...integrationChildren()],
     outdir: 'dist',
     chunkNames: '[name]-[hash]',
     bundle: true,

@@ -588,6 +588,7 @@ export function createHub(config: Config, clock: Clock, timers: Timers, log: Log
       documents,
       secrets: secrets.box,
       events,
+      processes: processRunner,
       clock,
       timers,
       requirements: (d) =>

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,8 +80,23 @@ function storedKeys(dataDir: string): string | undefined {
   }
 }
 
+/** The pid of the hub's Z-Wave process, from the hub's record of its children (DATA_DIR/run/children.json). */
+function zwaveProcess(dataDir: string): number | undefined {
+  const record = JSON.parse(fs.readFileSync(path.join(dataDir, 'run', 'children.json'), 'utf8')) as { children: Array<{ pid: number; label: string }> };
+  return record.children.find((c) => c.label === 'zwave')?.pid;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('Z-Wave across a SIGKILL of the hub', () => {
-  it('keeps the admin-set port, the keys and the devices; concurrent settings writes land one at a time', { timeout: 150_000 }, async () => {
+  it('keeps the admin-set port, the keys and the devices; its own process killed costs the hub nothing; concurrent settings writes land one at a time', { timeout: 150_000 }, async () => {
     const dataDir = instances.tmp('hcs-zwave-durable-');
     let hub = await startHub(dataDir);
 
@@ -99,6 +115,20 @@ describe('Z-Wave across a SIGKILL of the hub', () => {
     const devicesBefore = await zwaveDeviceIds(hub);
     expect(devicesBefore).toHaveLength(11);
 
+    // zwave-js runs in a process of its own: killed, it costs the hub nothing, and comes back.
+    const first = zwaveProcess(dataDir)!;
+    expect(first).toBeGreaterThan(1);
+    process.kill(first, 'SIGKILL');
+    await waitFor('the process death seen', 5_000, async () => (((await api(hub, 'GET', '/zwave/status')).body as unknown as Status).state === 'running' ? undefined : true));
+    expect((await fetch(`${hub.url}/healthz`)).status).toBe(200);
+    await allReady(hub);
+    const second = zwaveProcess(dataDir)!;
+    expect(second).not.toBe(first);
+    // The cache locks the killed process held were freed at once (their owner is gone), not after zwave-js's stale time.
+    expect(hub.child.lines.filter((l) => l.includes('removed a cache lock')).length).toBeGreaterThan(0);
+    expect(hub.child.lines.filter((l) => l.includes('Failed to lock DB file'))).toEqual([]);
+    expect(await zwaveDeviceIds(hub)).toEqual(devicesBefore);
+
     hub.child.proc.kill('SIGKILL');
     await hub.child.exited;
     const keys = storedKeys(dataDir);
@@ -109,16 +139,18 @@ describe('Z-Wave across a SIGKILL of the hub', () => {
     const after = await allReady(hub);
     expect(after).toMatchObject({ port: mock.url, homeId: before.homeId });
     expect(await zwaveDeviceIds(hub)).toEqual(devicesBefore);
-    // The cache locks the killed hub held were freed at once (their owner is gone), not after zwave-js's stale time.
-    expect(hub.child.lines.filter((l) => l.includes('removed a cache lock')).length).toBeGreaterThan(0);
+    // The Z-Wave process closed its cache when the killed hub's pipe closed: nothing was locked.
     expect(hub.child.lines.filter((l) => l.includes('Failed to lock DB file'))).toEqual([]);
     const listed = (await api(hub, 'GET', '/devices')).body.devices as Array<{ id: string; driverKey?: string; driverDeviceId?: string }>;
     const dimmer = listed.find((d) => d.driverKey === 'zwave' && d.driverDeviceId === `${after.homeId}-2`)!.id;
     const command = await api(hub, 'POST', `/devices/${encodeURIComponent(dimmer)}/command`, { command: 'turn_on', params: {} });
     expect(command.status, JSON.stringify(command.body)).toBe(200);
 
+    const child = zwaveProcess(dataDir)!;
     hub.child.proc.kill('SIGKILL');
     await hub.child.exited;
     expect(storedKeys(dataDir), 'the keys were not made again').toBe(keys);
+    // The hub's reaper stops its Z-Wave process when the hub dies, even by SIGKILL.
+    await waitFor('the Z-Wave process gone with the hub', 5_000, async () => (alive(child) ? undefined : true));
   });
 });

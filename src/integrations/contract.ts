@@ -12,6 +12,7 @@ import type { RuntimeLeases } from '../platform/leased-runtime.js';
 import type { ModuleLog, OperationGroups } from '../platform/module.js';
 import type { Operation } from '../platform/operations.js';
 import type { Requirements } from '../platform/requirements.js';
+import type { ProcessRunner } from '../platform/processes.js';
 import type { SecretBox } from '../platform/secret-box.js';
 
 /**
@@ -67,6 +68,8 @@ export interface IntegrationContext<K extends string> {
   /** The cluster's leases, when it runs once per cluster and the hub is part of one (PostgreSQL). */
   readonly leases?: RuntimeLeases;
   readonly events: DomainEventBus;
+  /** Runs its child processes (a protocol stack of its own), which never outlive the hub. */
+  readonly processes: ProcessRunner;
   readonly clock: Clock;
   readonly timers: Timers;
   readonly log: ModuleLog;

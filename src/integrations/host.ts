@@ -131,8 +131,8 @@ export interface HostedIntegration {
   readonly routes: readonly IntegrationRoute[];
 }
 
-/** Modules every integration starts after: its settings and keys are in the database, its devices go to the driver manager. */
-const INTEGRATION_NEEDS = ['storage', 'secrets', 'devices', 'drivers'] as const;
+/** Modules every integration starts after: its settings and keys are in the database, its devices go to the driver manager, its children run through the process runner. */
+const INTEGRATION_NEEDS = ['storage', 'processes', 'secrets', 'devices', 'drivers'] as const;
 
 /** Builds one integration from its declaration: its settings, its instance, its module and its routes. */
 export function hostIntegration(definition: IntegrationDefinition, host: IntegrationHostContext): HostedIntegration {
@@ -152,6 +152,7 @@ export function hostIntegration(definition: IntegrationDefinition, host: Integra
     ...(requirements ? { requirements } : {}),
     ...(definition.oncePerCluster && host.leases ? { leases: host.leases } : {}),
     events: host.events,
+    processes: host.processes,
     clock: host.clock,
     timers: host.timers,
     log: host.log(definition.name),

@@ -1,26 +1,11 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { DeviceFeed } from '../../domain/devices/device-feed.js';
 import type { DeviceView } from '../../domain/devices/device-service.js';
 import type { ProcessExit, ProcessRunner, RunningProcess } from '../../platform/processes.js';
 import { messageOf } from '../../platform/network-failures.js';
 import type { MatterBridgeOptions, RunningMatterBridge } from './bridge.js';
 import { requirementFoldersForChild } from '../requirements/resolution.js';
+import { childProgram } from '../process/child-program.js';
 import { MAX_LINE_BYTES, type BridgeSnapshot, type BridgeToHub, type HubToBridge } from './bridge-protocol.js';
-
-/**
- * The bridge process's program: dist/adapters/matter/bridge-child.js, an entry of the build of its
- * own (scripts/build.mjs). The hub run from its sources (the tests, `tsx`) runs it from dist/ too
- * when it is built (the tests build it first): matter.js's thousand modules load in about a
- * second there, and took over 20 s through tsx's loader. Without a build, through tsx.
- */
-function bridgeProgram(): string[] {
-  const beside = fileURLToPath(new URL('./bridge-child.js', import.meta.url));
-  if (existsSync(beside)) return [beside];
-  const built = fileURLToPath(new URL('../../../dist/adapters/matter/bridge-child.js', import.meta.url));
-  if (existsSync(built)) return [built];
-  return ['--import', 'tsx', fileURLToPath(new URL('./bridge-child.ts', import.meta.url))];
-}
 
 const START_TIMEOUT_MS = 60_000;
 const CALL_TIMEOUT_MS = 30_000;
@@ -91,7 +76,7 @@ export async function startChildBridge(o: ChildBridgeOptions): Promise<RunningMa
   // matter.js installed under DATA_DIR (a home box installed with `npm ci --omit=dev`) is found through a resolve hook.
   const resolution = requirementFoldersForChild(o.requirementFolders ?? []);
   const child: RunningProcess = o.processes.start(
-    { label: 'matter-bridge', command: process.execPath, args: [...resolution.args, ...bridgeProgram()], env: { ...process.env, NODE_OPTIONS: '', ...resolution.env }, stdin: 'pipe', maxStdoutLineBytes: MAX_LINE_BYTES },
+    { label: 'matter-bridge', command: process.execPath, args: [...resolution.args, ...childProgram(import.meta.url, 'bridge-child')], env: { ...process.env, NODE_OPTIONS: '', ...resolution.env }, stdin: 'pipe', maxStdoutLineBytes: MAX_LINE_BYTES },
     {
       onStdoutLine: (line) => {
         let message: BridgeToHub;

@@ -57,6 +57,7 @@ export const zwaveIntegration = defineIntegration({
       ...(context.leases ? { leases: context.leases } : {}),
       manager: context.manager,
       integrations: context.integrations,
+      processes: context.processes,
       clock: context.clock,
       timers: context.timers,
       log: context.log,

@@ -66,8 +66,8 @@ export function zwaveOperations(network: ZwaveNetwork) {
         access: ADMIN_ACCOUNT,
         input: Type.Object({ pin: Type.String({ pattern: '^[0-9]{5}$', description: 'Five digits.' }) }, { additionalProperties: false }),
         output: Done,
-        handler: (input: { pin: string }) => {
-          network.enterPin(input.pin);
+        handler: async (input: { pin: string }) => {
+          await network.enterPin(input.pin);
           return { ok: true as const };
         },
       }),
